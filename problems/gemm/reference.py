@@ -1,0 +1,56 @@
+"""nvfp4_gemm reference: block-scaled GEMM c = fp16(A . B^T) (LEADERBOARD.md 4).
+
+Tuple: (a [M, K/2, L], b [N, K/2, L] fp4x2, sfa [M, K/16, L], sfb [N, K/16, L] e4m3,
+sfa_permuted, sfb_permuted, c [M, N, L] fp16).
+"""
+
+from __future__ import annotations
+
+import torch
+
+from shared import problem as P
+
+
+def generate_input(m: int, n: int, k: int, l: int, seed: int, device: str = "cuda"):
+    """The leaderboard's tuple in its RNG order: every byte pattern of a and b (all 16 codes)."""
+    torch.manual_seed(seed)
+    a = P.fp4_randint(-128, 128, l, m, k, device, dtype=torch.int8)
+    b = P.fp4_randint(-128, 128, l, n, k, device, dtype=torch.int8)
+    c = P.fresh_c(l, m, n, device)
+    sfa = P.scales_randint(0, 4, l, m, P.sf_k_of(k), device)
+    sfa_perm = P.permuted_with_filler(sfa, (0, 4))
+    sfb = P.scales_randint(0, 4, l, n, P.sf_k_of(k), device)
+    sfb_perm = P.permuted_with_filler(sfb, (0, 4))
+    return (a, b, P.plain_round_trip(sfa), P.plain_round_trip(sfb), sfa_perm, sfb_perm, c)
+
+
+def generate_stress_input(m: int, n: int, k: int, l: int, seed: int, device: str = "cuda"):
+    """Same tuple with all 16 codes in both nibbles, scales over 2^-9..1.875 (subnormals, zeros),
+    c poisoned with NaN."""
+    torch.manual_seed(seed)
+    a = P.fp4_stress(l, m, k, device)
+    b = P.fp4_stress(l, n, k, device)
+    c = P.poisoned_c(l, m, n, device)
+    sfa = P.scales_stress(l, m, P.sf_k_of(k), device)
+    sfb = P.scales_stress(l, n, P.sf_k_of(k), device)
+    return (a, b, sfa, sfb, P.permuted_with_filler(sfa, (0, 4)), P.permuted_with_filler(sfb, (0, 4)), c)
+
+
+def ref_kernel(data):
+    a, b, sfa, sfb, _, _, c = data
+    for l in range(c.shape[2]):
+        (prod,) = P.block_scaled_products(a, sfa, [(b, sfb)], l)
+        c[:, :, l] = prod.to(torch.float16)
+    return c
+
+
+custom_kernel = ref_kernel
+
+
+def output_of(data):
+    return data[-1]
+
+
+def cost(m: int, n: int, k: int, l: int, **_):
+    """(bytes read, bytes written, FLOPs)."""
+    return l * (m + n) * (k // 2 + k // 16), 2 * m * n * l, 2 * m * n * k * l

@@ -1,0 +1,98 @@
+"""Host-side glue between torch tensors and compiled CuTe DSL kernels.
+
+Kernels are compiled once per static key against null pointers (the compile needs no GPU, so CI can
+compile for sm_90a and sm_100a), cached at module level, and called with the real tensors' data
+pointers wrapped as CuTe pointers. This keeps a call down to a few pointer wraps and one launch.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Hashable
+from typing import Any
+
+import torch
+
+try:  # CuTe DSL is optional: the portable torch path and the CPU tests run without it
+    import cutlass
+    import cutlass.cute as cute
+    from cutlass.cute.runtime import make_ptr
+
+    HAVE_CUTE = True
+except ImportError:  # pragma: no cover - exercised only where the DSL is absent
+    cutlass = cute = make_ptr = None
+    HAVE_CUTE = False
+
+
+def require_cute() -> None:
+    if not HAVE_CUTE:
+        raise RuntimeError("nvidia-cutlass-dsl is not installed: pip install 'nvidia-cutlass-dsl'")
+
+
+def device_arch(device: torch.device | str | None = None) -> str:
+    """'sm90', 'sm100', ... for a CUDA device; 'cpu' when there is none or the device is the CPU."""
+    if device is not None and torch.device(device).type != "cuda":
+        return "cpu"
+    if not torch.cuda.is_available():
+        return "cpu"
+    major, minor = torch.cuda.get_device_capability(device)
+    return f"sm{major}{minor}" if minor else f"sm{major}0"
+
+
+def gmem_ptr(tensor: torch.Tensor, dtype: Any, align: int = 16):
+    """The tensor's device address as a CuTe global-memory pointer of element type `dtype`.
+
+    The alignment promise lets the compiler emit wide loads; it is checked here because a broken
+    promise is a silent wrong answer or a fault in the kernel.
+    """
+    require_cute()
+    addr = tensor.data_ptr()
+    if addr % align:
+        raise ValueError(f"tensor at 0x{addr:x} is not {align}-byte aligned")
+    return make_ptr(dtype, addr, cute.AddressSpace.gmem, assumed_align=align)
+
+
+def null_ptr(dtype: Any, align: int = 16):
+    """A placeholder pointer for compiling without real tensors."""
+    require_cute()
+    return make_ptr(dtype, 0, cute.AddressSpace.gmem, assumed_align=align)
+
+
+def compile_arch(arch: str):
+    """Context manager that makes `cute.compile` target `arch` ('sm_90a', 'sm_100a') without a GPU."""
+    return _EnvVar("CUTE_DSL_ARCH", arch)
+
+
+class _EnvVar:
+    def __init__(self, name: str, value: str):
+        self.name, self.value, self.old = name, value, None
+
+    def __enter__(self):
+        self.old = os.environ.get(self.name)
+        os.environ[self.name] = self.value
+        return self
+
+    def __exit__(self, *exc):
+        if self.old is None:
+            os.environ.pop(self.name, None)
+        else:
+            os.environ[self.name] = self.old
+
+
+class CompileCache:
+    """Compiled kernels keyed by their static configuration; built on first use."""
+
+    def __init__(self) -> None:
+        self._fns: dict[Hashable, Callable] = {}
+
+    def get(self, key: Hashable, build: Callable[[], Callable]) -> Callable:
+        fn = self._fns.get(key)
+        if fn is None:
+            fn = self._fns[key] = build()
+        return fn
+
+    def __len__(self) -> int:
+        return len(self._fns)
+
+    def clear(self) -> None:
+        self._fns.clear()

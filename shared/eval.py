@@ -1,0 +1,356 @@
+"""The evaluator: the leaderboard's test / benchmark / leaderboard modes, run locally.
+
+    python -m shared.eval PROBLEM --mode test|benchmark|leaderboard
+        [--impl NAME_OR_FILE ...] [--data leaderboard|stress] [--device cpu|cuda]
+        [--case "m: 128; k: 256; l: 1; seed: 1111" ...] [--seed S] [--json OUT]
+
+An impl is any Python file that defines `custom_kernel(data)`; a bare NAME means
+problems/PROBLEM/NAME.py with '-' read as '_' (`reference`, `submission`, `bf16-predecoded`).
+Several impls are run one after another in the same invocation and tabulated side by side.
+Each impl and mode runs in a fresh spawned worker process (shared/worker.py), as on the leaderboard.
+`leaderboard` mode runs the tests first and, if they pass, the timed runs that recheck every sample.
+
+Output: the leaderboard's `key: value` lines (to the file descriptor in POPCORN_FD when set, else to
+stdout), then a table (mean +- err per case, this device's speed of light and the ratio), and with
+--json a results file (device, versions, commit, per-case stats, score = geometric mean of the
+per-case means in seconds). Exit status: 0 all passed, 112 a check failed, 113 a bad case line,
+2 a usage error (unknown problem or impl, impl without custom_kernel).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import multiprocessing as mp
+import os
+import platform
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from shared import problem as P
+from shared.timing import geometric_mean
+
+EXIT_OK, EXIT_USAGE, EXIT_CHECK, EXIT_BAD_CASE = 0, 2, 112, 113
+REPO = Path(__file__).resolve().parent.parent
+
+
+class UsageError(Exception):
+    pass
+
+
+class BadCase(Exception):
+    pass
+
+
+# ----- cases -----------------------------------------------------------------------------------
+
+_KEY = re.compile(r"^[A-Za-z_]+$")
+
+
+def parse_case_line(line: str) -> dict:
+    """`m: 128; k: [256, 512]; seed: 1111` -> {"m": 128, "k": (256, 512), "seed": 1111}."""
+    case = {}
+    for part in line.split(";"):
+        key, sep, value = part.partition(":")
+        key, value = key.strip(), value.strip()
+        if not sep or not _KEY.match(key) or not value:
+            raise BadCase(f"invalid test case: {line!r}: {part.strip()!r} is not 'key: value'")
+        if value[0] in "[(":
+            if value[-1] not in "])":
+                raise BadCase(f"invalid test case: {line!r}: unclosed list in {key}")
+            try:
+                case[key] = tuple(int(x) for x in value[1:-1].split(",") if x.strip())
+            except ValueError:
+                raise BadCase(f"invalid test case: {line!r}: {key} must be a list of integers") from None
+        elif re.fullmatch(r"[+-]?\d+", value):
+            case[key] = int(value)
+        elif re.fullmatch(r"[A-Za-z_]+", value):
+            case[key] = value
+        else:
+            raise BadCase(f"invalid test case: {line!r}: bad value for {key}: {value!r}")
+    if "seed" not in case:
+        raise BadCase(f"invalid test case: {line!r}: no seed")
+    return case
+
+
+def secret_seed(case: dict, s: int) -> dict:
+    """POPCORN_SEED: the leaderboard's Cantor pairing of each case seed with the secret one."""
+    a = case["seed"]
+    return {**case, "seed": a + (a + s) * (a + s + 1) // 2}
+
+
+def check_case_keys(problem: P.Problem, case: dict) -> None:
+    import inspect
+
+    params = inspect.signature(problem.reference.generate_input).parameters
+    wanted = {k for k, p in params.items() if p.default is inspect.Parameter.empty}
+    missing, extra = wanted - set(case), set(case) - set(params)
+    if missing or extra:
+        raise BadCase(f"invalid test case for {problem.name}: {P.describe_case(case)} "
+                      f"(missing {sorted(missing)}, unknown {sorted(extra)}; expected keys {sorted(wanted)})")
+
+
+# ----- impls -----------------------------------------------------------------------------------
+
+
+def resolve_impl(problem: P.Problem, spec: str) -> tuple[str, str]:
+    """(display name, absolute file path) of an impl given as a name or a path."""
+    path = Path(spec)
+    if spec.endswith(".py") or os.sep in spec:
+        if not path.is_file():
+            raise UsageError(f"impl file not found: {spec}")
+        return path.stem if path.stem != "submission" else str(path), str(path.resolve())
+    file = problem.directory / f"{spec.replace('-', '_')}.py"
+    if not file.is_file():
+        known = sorted(p.stem.replace("_", "-") for p in problem.directory.glob("*.py")
+                       if p.stem in {"reference", "submission", "bf16_predecoded"})
+        raise UsageError(f"unknown impl {spec!r} for {problem.name} (known: {', '.join(known)}; or give a .py file)")
+    return spec, str(file)
+
+
+# ----- running ---------------------------------------------------------------------------------
+
+
+def in_worker(fn, *args):
+    """Run fn(*args) in a fresh spawned process, as the leaderboard does for each mode."""
+    ctx = mp.get_context("spawn")
+    with ctx.Pool(1) as pool:
+        return pool.apply(fn, args)
+
+
+def run_impl(problem, impl_name, impl_path, mode, tests, benches, device, data_kind) -> dict:
+    from shared.worker import run_mode
+
+    if mode == "leaderboard":  # as KernelBot: the timed run happens only after the tests pass
+        t = in_worker(run_mode, problem.name, impl_path, impl_name, "test", tests, device, data_kind)
+        if t["error"] or any(c["status"] != "pass" for c in t["cases"]):
+            return {**t, "mode_run": "test"}
+    cases = tests if mode == "test" else benches
+    r = in_worker(run_mode, problem.name, impl_path, impl_name, mode, cases, device, data_kind)
+    return {**r, "mode_run": mode}
+
+
+def popcorn_lines(result: dict) -> list[str]:
+    """The leaderboard's key: value lines for one impl's run."""
+    cases = result["cases"]
+    kind = "test" if result["mode_run"] == "test" else "benchmark"
+    lines = [f"{kind}-count: {len(cases)}"]
+    for i, c in enumerate(cases):
+        lines.append(f"{kind}.{i}.spec: {P.describe_case(c['case'])}")
+        if c["status"] == "pass" and kind == "benchmark":
+            lines += [f"{kind}.{i}.{k}: {v}" for k, v in c["stats"].items()]
+        else:
+            lines.append(f"{kind}.{i}.status: {c['status']}")
+            if c.get("error"):
+                lines.append(f"{kind}.{i}.error: {c['error']}")
+    lines.append(f"check: {'pass' if passed(result) else 'fail'}")
+    return lines
+
+
+def passed(result: dict) -> bool:
+    return not result["error"] and bool(result["cases"]) and all(c["status"] == "pass" for c in result["cases"])
+
+
+# ----- reporting -------------------------------------------------------------------------------
+
+
+def environment(device: str) -> dict:
+    import torch
+
+    env = {"python": platform.python_version(), "torch": torch.__version__, "device": "cpu",
+           "host": platform.node()}
+    try:
+        from importlib.metadata import version
+
+        env["nvidia-cutlass-dsl"] = version("nvidia-cutlass-dsl")
+    except Exception:  # noqa: BLE001
+        env["nvidia-cutlass-dsl"] = None
+    if device == "cuda":
+        env["device"] = torch.cuda.get_device_name()
+        env["capability"] = "sm_%d%d" % torch.cuda.get_device_capability()
+        env["cuda"] = torch.version.cuda
+    else:
+        env["device"] = f"cpu ({platform.processor() or platform.machine()}, {os.cpu_count()} threads)"
+    try:
+        env["commit"] = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short=12", "HEAD"],
+                                       capture_output=True, text=True, timeout=10).stdout.strip() or None
+        dirty = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, timeout=10).stdout.strip()
+        env["dirty"] = bool(dirty)
+    except (OSError, subprocess.SubprocessError):
+        env["commit"] = None
+    return env
+
+
+def fmt_us(ns: float | None) -> str:
+    return "-" if ns is None else f"{ns / 1e3:.2f}"
+
+
+def table(problem, mode, results: dict, device_info: dict | None, cases: list[dict]) -> str:
+    rows = []
+    head = ["case", "impl", "status"] if mode == "test" else \
+        ["case", "impl", "mean us", "+-err", "best us", "SOL us", "x SOL", "read-once us", "x read"]
+    for i, case in enumerate(cases):
+        spec = P.describe_case(case)
+        for name, r in results.items():
+            c = r["cases"][i] if i < len(r["cases"]) and r["mode_run"] == mode else None
+            if mode == "test":
+                rows.append([spec, name, c["status"] if c else "not run"])
+                continue
+            s = c["stats"] if c and c["status"] == "pass" else None
+            if s is None:
+                rows.append([spec, name, "fail" if c else "not run"] + [""] * 6)
+                continue
+            sol_us, read_us = c.get("sol_us"), c.get("read_once_us")
+            rows.append([spec, name, fmt_us(s["mean"]), fmt_us(s["err"]), fmt_us(s["best"]),
+                         f"{sol_us:.2f}" if sol_us else "-", f"{s['mean'] / 1e3 / sol_us:.2f}" if sol_us else "-",
+                         f"{read_us:.2f}" if read_us else "-",
+                         f"{s['mean'] / 1e3 / read_us:.2f}" if read_us else "-"])
+    if mode != "test":
+        for name, r in results.items():
+            if r.get("score_s"):
+                rows.append(["geomean (score)", name, f"{r['score_s'] * 1e6:.2f}"] + [""] * 6)
+    widths = [max(len(str(x)) for x in col) for col in zip(head, *rows)]
+    line = lambda cells: "  ".join(str(c).ljust(w) for c, w in zip(cells, widths)).rstrip()  # noqa: E731
+    out = [line(head), line(["-" * w for w in widths])] + [line(r) for r in rows]
+    return "\n".join(out)
+
+
+def emit(lines: list[str]) -> None:
+    fd = os.environ.get("POPCORN_FD")
+    if fd:
+        with os.fdopen(int(fd), "w", closefd=False) as f:
+            f.write("\n".join(lines) + "\n")
+            f.flush()
+    else:
+        print("\n".join(lines))
+
+
+# ----- main ------------------------------------------------------------------------------------
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m shared.eval", description=__doc__.split("\n\n")[0])
+    p.add_argument("problem", help=f"one of {', '.join(P.PROBLEM_NAMES)}")
+    p.add_argument("--mode", choices=("test", "benchmark", "leaderboard"), default="test")
+    p.add_argument("--impl", nargs="+", default=["submission"], help="names or .py files (default: submission)")
+    p.add_argument("--data", choices=("leaderboard", "stress"), default="leaderboard")
+    p.add_argument("--device", choices=("cpu", "cuda"), default=None, help="default: cuda when present")
+    p.add_argument("--case", action="append", default=None, help="a case line instead of the manifest's")
+    p.add_argument("--seed", type=int, default=None, help="secret seed (as POPCORN_SEED)")
+    p.add_argument("--json", default=None, help="write the results JSON here")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return run(args)
+    except UsageError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    except BadCase as e:
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_BAD_CASE
+
+
+def run(args) -> int:
+    import torch
+
+    try:
+        problem = P.load_problem(args.problem)
+    except P.UnknownProblem as e:
+        raise UsageError(str(e)) from None
+    device = args.device or ("cuda" if torch.cuda.is_available() else "cpu")
+    if device == "cuda" and not torch.cuda.is_available():
+        raise UsageError("--device cuda: no CUDA device is visible to torch")
+    if args.case:
+        tests = benches = [parse_case_line(line) for line in args.case]
+    else:
+        tests, benches = [dict(c) for c in problem.tests], [dict(c) for c in problem.benchmarks]
+    seed = args.seed if args.seed is not None else os.environ.pop("POPCORN_SEED", None)
+    if seed is not None:
+        tests = [secret_seed(c, int(seed)) for c in tests]
+        benches = [secret_seed(c, int(seed)) for c in benches]
+    for c in tests + benches:
+        check_case_keys(problem, c)
+    cases = tests if args.mode == "test" else benches
+    impls = [resolve_impl(problem, s) for s in args.impl]
+
+    timed = args.mode != "test"
+    device_info = None
+    if timed:
+        print(f"{problem.name}: {args.mode} on {device}"
+              + (" (CPU wall clock, no L2 flush: figures are not GPU timings)" if device == "cpu" else ""),
+              file=sys.stderr)
+        if device == "cuda":
+            from shared.worker import measure_device
+
+            device_info = in_worker(measure_device, [problem.reference.cost(**c)[0] for c in cases])
+
+    results, all_lines = {}, []
+    for name, path in impls:
+        r = run_impl(problem, name, path, args.mode, tests, benches, device, args.data)
+        if r["error"]:
+            print(f"error: {r['error']}", file=sys.stderr)
+            if len(impls) == 1:
+                return EXIT_USAGE
+        annotate(problem, r, cases, device_info)
+        results[name] = r
+        all_lines += ([f"impl: {name}"] if len(impls) > 1 else []) + popcorn_lines(r)
+        for c in r["cases"]:
+            if c["status"] != "pass":
+                print(f"FAIL {name} [{P.describe_case(c['case'])}]: {c['error']}", file=sys.stderr)
+    emit(all_lines)
+    print()
+    head = f"{problem.name} --mode {args.mode} --data {args.data} on {device}"
+    if device_info and device_info["ceilings"]:
+        ce = device_info["ceilings"]
+        head += (f" ({ce['device']}; {ce['source']} ceilings {ce['bandwidth_Bps'] / 1e12:.2f} TB/s, "
+                 f"{ce['flops'] / 1e12:.0f} TFLOP/s bf16)")
+    print(head)
+    print(table(problem, args.mode, results, device_info, cases))
+
+    if args.json:
+        write_json(args, problem, device, results, device_info)
+    ok = all(passed(r) for r in results.values())
+    return EXIT_OK if ok else EXIT_CHECK
+
+
+def annotate(problem, result: dict, cases: list[dict], device_info: dict | None) -> None:
+    """Add speed of light and read-once figures to each timed case, and the score."""
+    from shared import sol
+
+    if result["mode_run"] == "test":
+        return
+    ceil = sol.Ceilings(**device_info["ceilings"]) if device_info and device_info["ceilings"] else None
+    for i, c in enumerate(result["cases"]):
+        read, written, flops = problem.reference.cost(**cases[i])
+        c["sol_us"] = sol.sol_us(read + written, flops, ceil) if ceil else None
+        c["sol_b200_us"] = problem.sol_b200_us[i] if i < len(problem.sol_b200_us) and cases == list(
+            map(dict, problem.benchmarks)) else None
+        c["read_once_us"] = device_info["read_once_us"][i] if device_info else None
+    if passed(result) and len(result["cases"]) == len(cases):
+        result["score_s"] = geometric_mean([c["stats"]["mean"] / 1e9 for c in result["cases"]])
+
+
+def write_json(args, problem, device, results, device_info) -> None:
+    doc = {
+        "problem": problem.name, "leaderboard": problem.leaderboard, "mode": args.mode, "data": args.data,
+        "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "environment": environment(device),
+        "ceilings": device_info["ceilings"] if device_info else None,
+        "impls": {name: {"check": "pass" if passed(r) else "fail", "error": r["error"],
+                         "score_s": r.get("score_s"), "cases": r["cases"]} for name, r in results.items()},
+    }
+    path = Path(args.json)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(doc, indent=1, default=str) + "\n")
+    print(f"results written to {path}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

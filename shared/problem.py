@@ -1,0 +1,228 @@
+"""Problems: manifest loading and the pieces every reference generator is built from.
+
+A problem is a subpackage `problems/<name>/` with a `manifest.yaml` (leaderboard names, GPUs, test
+and benchmark cases, B200 speed of light, tolerance, timing parameters) and a `reference.py` that
+defines
+
+    generate_input(**case, device="cuda")         the leaderboard's input tuple, in its RNG order
+    generate_stress_input(**case, device="cuda")  same tuple, all 16 FP4 codes in both nibbles,
+                                                  a wide range of E4M3 scales
+    ref_kernel(data)                              exact decode + fp32 accumulation, any device
+    custom_kernel(data)                           = ref_kernel, so the reference is an impl too
+    output_of(data)                               the tensor(s) a submission writes into (c)
+    cost(**case) -> (read, written, flops)        the least bytes moved and the FLOPs, for sol.py
+
+Impls (`--impl NAME`) are files that define `custom_kernel(data)` and, optionally, `prepare(data)`
+(untimed work done once per input, e.g. pre-decoding for the bf16 peer).
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import torch
+import yaml
+
+from shared import scales as sc
+from shared.nvfp4 import FP4_DTYPE, SF_DTYPE, SF_VEC
+
+PROBLEMS_DIR = Path(__file__).resolve().parent.parent / "problems"
+PROBLEM_NAMES = ("gemv", "gemm", "dual_gemm", "group_gemm")
+
+
+@dataclass(frozen=True)
+class Problem:
+    name: str
+    leaderboard: str
+    gpus: tuple[str, ...]
+    description: str
+    tests: tuple[dict, ...]
+    benchmarks: tuple[dict, ...]
+    sol_b200_us: tuple[float, ...]
+    rtol: float
+    atol: float
+    inputs_per_sample: int  # 1 for gemv (eval.py), 50 for gemm/dual, 15 for group
+    timing: dict = field(default_factory=dict)
+    extra_leaderboards: tuple[str, ...] = ()
+
+    @property
+    def reference(self) -> ModuleType:
+        return importlib.import_module(f"problems.{self.name}.reference")
+
+    @property
+    def directory(self) -> Path:
+        return PROBLEMS_DIR / self.name
+
+
+class UnknownProblem(ValueError):
+    pass
+
+
+@functools.cache
+def load_problem(name: str) -> Problem:
+    path = PROBLEMS_DIR / name / "manifest.yaml"
+    if not path.is_file():
+        known = ", ".join(PROBLEM_NAMES)
+        raise UnknownProblem(f"unknown problem {name!r} (known: {known})")
+    m = yaml.safe_load(path.read_text())
+    return Problem(
+        name=m["name"],
+        leaderboard=m["leaderboard"],
+        gpus=tuple(m["gpus"]),
+        description=m.get("description", ""),
+        tests=tuple(_freeze_case(c) for c in m["tests"]),
+        benchmarks=tuple(_freeze_case(c) for c in m["benchmarks"]),
+        sol_b200_us=tuple(float(x) for x in m["speed_of_light_b200_us"]),
+        rtol=float(m["tolerance"]["rtol"]),
+        atol=float(m["tolerance"]["atol"]),
+        inputs_per_sample=int(m["timing"]["inputs_per_sample"]),
+        timing=dict(m["timing"]),
+        extra_leaderboards=tuple(m.get("extra_leaderboards", ())),
+    )
+
+
+def _freeze_case(case: dict) -> dict:
+    # YAML lists -> tuples, as the leaderboard's case parser produces for group GEMM.
+    return {k: tuple(v) if isinstance(v, list) else v for k, v in case.items()}
+
+
+# ---------------------------------------------------------------------------------------------
+# Generator pieces. Every draw happens in the leaderboard's order and on the leaderboard's device
+# (CUDA unless said otherwise); with device="cpu" the same calls run on the CPU generator.
+# ---------------------------------------------------------------------------------------------
+
+
+def lmk_to_mkl(t: torch.Tensor) -> torch.Tensor:
+    """Tensors are drawn contiguous as (L, rows, cols) and handed out as the (rows, cols, L) view."""
+    return t.permute(1, 2, 0)
+
+
+def fp4_randint(low: int, high: int, l: int, rows: int, k: int, device, dtype=torch.uint8) -> torch.Tensor:
+    """Packed FP4 [rows, K/2, L] from `randint(low, high)` bytes (gemv: uint8 0..3, gemm: int8 all)."""
+    raw = torch.randint(low, high, (l, rows, k // 2), dtype=dtype, device=device)
+    return lmk_to_mkl(raw).view(FP4_DTYPE)
+
+
+def fp4_masked(l: int, rows: int, k: int, device) -> torch.Tensor:
+    """Dual / group GEMM values: `randint(255) & 0xBB` keeps sign and the two low bits of each nibble."""
+    raw = torch.randint(255, size=(l, rows, k // 2), dtype=torch.uint8, device=device) & 0xBB
+    return lmk_to_mkl(raw).view(FP4_DTYPE)
+
+
+def fp4_stress(l: int, rows: int, k: int, device) -> torch.Tensor:
+    """Every byte value equally likely: all 16 codes in the low AND the high nibble."""
+    raw = torch.randint(0, 256, (l, rows, k // 2), dtype=torch.uint8, device=device)
+    return lmk_to_mkl(raw).view(FP4_DTYPE)
+
+
+def fresh_c(l: int, m: int, n: int, device) -> torch.Tensor:
+    return lmk_to_mkl(torch.randn((l, m, n), dtype=torch.float16, device=device))
+
+
+def poisoned_c(l: int, m: int, n: int, device) -> torch.Tensor:
+    """Stress outputs start as NaN, so that any element a kernel leaves unwritten fails the check."""
+    return lmk_to_mkl(torch.full((l, m, n), float("nan"), dtype=torch.float16, device=device))
+
+
+def scales_randint(low: int, high: int, l: int, rows: int, sf_k: int, device) -> torch.Tensor:
+    """Integer-valued scales by numeric conversion (0 -> 0x00, 1 -> 0x38, ...), as [rows, sf_k, L]."""
+    raw = torch.randint(low, high, (l, rows, sf_k), dtype=torch.int8, device=device)
+    return lmk_to_mkl(raw.to(SF_DTYPE))
+
+
+def scales_rand(l: int, rows: int, sf_k: int, device) -> torch.Tensor:
+    """Dual GEMM scales: fp32 rand in [0, 1) rounded to E4M3."""
+    return lmk_to_mkl(torch.rand((l, rows, sf_k), dtype=torch.float32, device=device).to(SF_DTYPE))
+
+
+def scales_stress(l: int, rows: int, sf_k: int, device, max_exp_field: int = 7) -> torch.Tensor:
+    """E4M3 bit patterns with exponent field 0..max_exp_field (subnormals included), any mantissa,
+    and one in 16 exactly zero: a range of 2^-9 .. ~2^(max_exp_field-7) that keeps sums inside fp16."""
+    exp = torch.randint(0, max_exp_field + 1, (l, rows, sf_k), dtype=torch.uint8, device=device)
+    man = torch.randint(0, 8, (l, rows, sf_k), dtype=torch.uint8, device=device)
+    zero = torch.randint(0, 16, (l, rows, sf_k), dtype=torch.uint8, device=device) == 0
+    bits = torch.where(zero, torch.zeros_like(exp), (exp << 3) | man)
+    return lmk_to_mkl(bits.view(SF_DTYPE))
+
+
+def permuted_with_filler(plain: torch.Tensor, filler: str | tuple[int, int] | None) -> torch.Tensor:
+    """The permuted scale tensor of `plain` [rows, sf_k, L]. Padding holds `filler`:
+    (low, high) -> `randint(low, high)` int8 drawn now (consumes RNG, as the leaderboard does),
+    "empty" -> uninitialised memory (dual GEMM), None -> zeros."""
+    rows, sf_k, n_l = plain.shape
+    shape = sc.storage_shape(rows, sf_k, n_l)
+    if filler is None:
+        fill = None
+    elif filler == "empty":
+        fill = torch.empty(shape, dtype=torch.int8, device=plain.device).to(SF_DTYPE)
+    else:
+        fill = torch.randint(filler[0], filler[1], shape, dtype=torch.int8, device=plain.device).to(SF_DTYPE)
+    return sc.to_permuted(plain, fill)
+
+
+def plain_round_trip(plain: torch.Tensor) -> torch.Tensor:
+    """The leaderboard moves plain scales to the CPU and back (strides preserved)."""
+    return plain.cpu().to(plain.device) if plain.device.type != "cpu" else plain.clone()
+
+
+def sf_k_of(k: int) -> int:
+    return sc.ceil_div(k, SF_VEC)
+
+
+# ---------------------------------------------------------------------------------------------
+# Exact reference math shared by the four problems.
+# ---------------------------------------------------------------------------------------------
+
+
+def fp32_matmul(a: torch.Tensor, b_t: torch.Tensor) -> torch.Tensor:
+    """a [M, K] @ b_t [K, N] in true fp32 (TF32 off, restored afterwards)."""
+    old = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = False
+    try:
+        return a @ b_t
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = old
+
+
+def block_scaled_products(a, sfa, bs_and_sfbs, batch: int) -> list[torch.Tensor]:
+    """fp32 [M, N] = dequant(a)[:, :, l] @ dequant(b)[:, :, l]^T for each (b, sfb), one batch l.
+    A is decoded once and shared by every B."""
+    from shared.nvfp4 import dequantize
+
+    a_l = dequantize(a[:, :, batch : batch + 1], sfa[:, :, batch : batch + 1])[:, :, 0]
+    out = []
+    for b, sfb in bs_and_sfbs:
+        b_l = dequantize(b[:, :, batch : batch + 1], sfb[:, :, batch : batch + 1])[:, :, 0]
+        out.append(fp32_matmul(a_l, b_l.t()))
+    return out
+
+
+def scaled_mm_reference(name: str, data):
+    """The leaderboard's own reference math, torch._scaled_mm on NVFP4 (needs sm_100 and CUDA >= 12.8):
+    used only to cross-check ref_kernel on Blackwell."""
+    def mm(a, b, sfa, sfb, l, out_dtype):
+        return torch._scaled_mm(a[:, :, l], b[:, :, l].transpose(0, 1), sc.to_blocked(sfa[:, :, l]).cuda(),
+                                sc.to_blocked(sfb[:, :, l]).cuda(), bias=None, out_dtype=out_dtype)
+
+    if name == "group_gemm":
+        return [mm(a, b, sfa, sfb, 0, torch.float16).unsqueeze(-1) for (a, b, _), (sfa, sfb) in zip(data[0], data[1])]
+    if name == "dual_gemm":
+        a, b1, b2, sfa, sfb1, sfb2, *_, c = data
+        return torch.stack([(torch.nn.functional.silu(mm(a, b1, sfa, sfb1, l, torch.float32))
+                             * mm(a, b2, sfa, sfb2, l, torch.float32)).half() for l in range(c.shape[2])], -1)
+    a, b, sfa, sfb, *_, c = data
+    out = torch.stack([mm(a, b, sfa, sfb, l, torch.float16) for l in range(c.shape[2])], -1)
+    return out[:, :1] if name == "gemv" else out
+
+
+def describe_case(case: dict[str, Any]) -> str:
+    """The leaderboard's case-line format: `k: v; k: v` (lists as [a, b])."""
+    def fmt(v):
+        return "[" + ", ".join(str(x) for x in v) + "]" if isinstance(v, tuple | list) else str(v)
+
+    return "; ".join(f"{k}: {fmt(v)}" for k, v in case.items())

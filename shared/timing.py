@@ -1,0 +1,120 @@
+"""The leaderboard's timing loop (LEADERBOARD.md 8.4), on CUDA and, for laptops and CI, on the CPU.
+
+One sample = flush L2, record a start event, call the kernel on `inputs_per_sample` inputs back to
+back, record the end event, synchronize; the sample is the elapsed time divided by the number of
+inputs. After each sample: stop once there are at least 3 samples and 100 ms have passed, and the
+relative standard error is under 0.1 %, or mean*runs exceeds max_time, or 120 s have passed; never
+more than max_repeats samples.
+
+The leaderboard's flush allocates 62.5 GiB (gemm, dual, group) or 4 GiB (gemv) of randn; that does
+not fit beside the data on an 80 GB card, so the flush here is capped (FLUSH_CAP_BYTES, still far
+above any L2) and the size used is reported with the results.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+
+import torch
+
+FLUSH_CAP_BYTES = 8 * 1024**3
+WALL_CAP_NS = 120e9
+MIN_WALL_NS = 1e8
+TARGET_REL_ERR = 1e-3
+
+
+@dataclass(frozen=True)
+class Stats:
+    """Per-call times in ns, as the leaderboard reports them."""
+
+    runs: int
+    mean: float
+    std: float
+    err: float
+    best: float
+    worst: float
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def stats_of(durations_ns: list[float]) -> Stats:
+    n = len(durations_ns)
+    if n == 0:
+        raise ValueError("stats_of: no samples")
+    mean = sum(durations_ns) / n
+    std = math.sqrt(sum((d - mean) ** 2 for d in durations_ns) / (n - 1)) if n > 1 else 0.0
+    return Stats(n, mean, std, std / math.sqrt(n), min(durations_ns), max(durations_ns))
+
+
+def should_stop(durations_ns: list[float], wall_ns: float, max_time_ns: float) -> bool:
+    """The stopping rule, evaluated after each sample."""
+    if len(durations_ns) < 3 or wall_ns <= MIN_WALL_NS:
+        return False
+    s = stats_of(durations_ns)
+    return s.err / s.mean < TARGET_REL_ERR or s.mean * s.runs > max_time_ns or wall_ns > WALL_CAP_NS
+
+
+def flush_bytes_for(problem_flush_bytes: int) -> int:
+    return min(int(problem_flush_bytes), FLUSH_CAP_BYTES)
+
+
+class Clock:
+    """CUDA events on the current CUDA queue, or the CPU's monotonic clock."""
+
+    def __init__(self, device: str, flush_bytes: int):
+        self.cuda = torch.device(device).type == "cuda"
+        self.flush_elems = flush_bytes // 4
+
+    def sync(self) -> None:
+        if self.cuda:
+            torch.cuda.synchronize()
+
+    def flush(self) -> None:
+        if self.cuda:  # evict L2 the leaderboard's way: a large randn, then free it
+            junk = torch.randn(self.flush_elems, dtype=torch.float32, device="cuda")
+            del junk
+
+    def time_ns(self, work: Callable[[], object]) -> tuple[float, object]:
+        """Elapsed ns of `work()` (the device time between two events on CUDA)."""
+        if self.cuda:
+            start = torch.cuda.Event(enable_timing=True)
+            end = torch.cuda.Event(enable_timing=True)
+            start.record()
+            result = work()
+            end.record()
+            torch.cuda.synchronize()
+            return start.elapsed_time(end) * 1e6, result
+        t0 = time.perf_counter_ns()
+        result = work()
+        return float(time.perf_counter_ns() - t0), result
+
+
+def timed_loop(clock: Clock, sample: Callable[[], object], max_repeats: int, max_time_ns: float,
+               after: Callable[[object], str | None] | None = None, per_sample_inputs: int = 1,
+               before: Callable[[], None] | None = None) -> tuple[Stats | None, str | None]:
+    """Run samples until the stopping rule says stop. `before()` runs untimed ahead of each sample
+    (fresh data for rechecks); `after(result)` may return an error message, which aborts the loop."""
+    durations: list[float] = []
+    t_start = time.perf_counter_ns()
+    for _ in range(max_repeats):
+        if before is not None:
+            before()
+        clock.sync()
+        clock.flush()
+        ns, result = clock.time_ns(sample)
+        durations.append(ns / per_sample_inputs)
+        if after is not None:
+            err = after(result)
+            if err:
+                return None, err
+        if should_stop(durations, time.perf_counter_ns() - t_start, max_time_ns):
+            break
+    return stats_of(durations), None
+
+
+def geometric_mean(values: list[float]) -> float:
+    return math.exp(sum(math.log(v) for v in values) / len(values))

@@ -1,0 +1,250 @@
+"""What runs inside the evaluator's spawned worker process: one impl, one mode, all cases.
+
+Like the leaderboard, each mode gets a fresh process (`multiprocessing` spawn), so an impl's module
+level caches (compiled kernels) live across the cases of one mode and nothing leaks between modes.
+Everything returned to the parent is plain data (dicts, strings, floats).
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib.util
+import sys
+import traceback
+import types
+from pathlib import Path
+
+import torch
+
+from shared import check as chk
+from shared import problem as P
+from shared import timing as T
+
+
+class ImplError(Exception):
+    """The impl cannot be used at all (import failure, no custom_kernel)."""
+
+
+def install_task_module() -> None:
+    """Leaderboard files start with `from task import input_t, output_t`; the leaderboard provides
+    task.py next to them. Provide the same names when no real task module is importable."""
+    if "task" in sys.modules:
+        return
+    try:
+        importlib.import_module("task")
+    except ImportError:
+        task = types.ModuleType("task")
+        task.input_t = tuple
+        task.output_t = object
+        task.TestSpec = dict
+        sys.modules["task"] = task
+
+
+def load_impl(path: str, name: str) -> types.ModuleType:
+    """Import an impl file from its own directory (as the leaderboard runs it from its CWD)."""
+    install_task_module()
+    file = Path(path)
+    sys.path.insert(0, str(file.parent))
+    spec = importlib.util.spec_from_file_location(f"_impl_{name.replace('-', '_')}", file)
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+    except Exception as e:  # noqa: BLE001 - any failure is reported as one line
+        raise ImplError(f"impl {name!r} ({path}) failed to import: {type(e).__name__}: {e}") from None
+    if not callable(getattr(module, "custom_kernel", None)):
+        raise ImplError(f"impl {name!r} ({path}) defines no custom_kernel(data) function")
+    return module
+
+
+def clone_data(data):
+    """Deep copy of an input tuple: tensors cloned with their strides, lists and tuples rebuilt."""
+    if isinstance(data, torch.Tensor):
+        return data.clone()
+    if isinstance(data, list | tuple):
+        return type(data)(clone_data(x) for x in data)
+    return copy.copy(data)
+
+
+def _outputs(out) -> list:
+    return list(out) if isinstance(out, list | tuple) else [out]
+
+
+def output_type_error(out) -> str | None:
+    """The leaderboard only compares values; a wrong dtype is named here before it confuses anyone."""
+    for t in _outputs(out):
+        if isinstance(t, torch.Tensor) and t.dtype != torch.float16:
+            return f"output dtype is {t.dtype}, expected torch.float16"
+    return None
+
+
+class Runner:
+    """Calls one impl on one problem's data and checks the results."""
+
+    def __init__(self, problem_name: str, impl_path: str, impl_name: str, device: str, data_kind: str):
+        self.problem = P.load_problem(problem_name)
+        self.ref = self.problem.reference
+        self.impl_name = impl_name
+        self.module = load_impl(impl_path, impl_name)
+        self.prepare = getattr(self.module, "prepare", None)
+        self.device = device
+        self.gen = self.ref.generate_stress_input if data_kind == "stress" else self.ref.generate_input
+        self.clock = T.Clock(device, T.flush_bytes_for(self.problem.timing["flush_bytes"]))
+
+    def generate(self, case: dict):
+        data = self.gen(**case, device=self.device)
+        self.clock.sync()
+        return data
+
+    def call(self, data):
+        """custom_kernel(data); an exception becomes a one-line message (type, text, where)."""
+        try:
+            return self.module.custom_kernel(data), None
+        except Exception as e:  # noqa: BLE001
+            tb = traceback.extract_tb(e.__traceback__)
+            where = f" (at {Path(tb[-1].filename).name}:{tb[-1].lineno})" if tb else ""
+            return None, f"custom_kernel raised {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}{where}"
+
+    def expected(self, data_copy):
+        return self.ref.ref_kernel(data_copy)
+
+    def compare(self, out, expected) -> str | None:
+        err = output_type_error(out)
+        if err:
+            return err
+        if isinstance(expected, list | tuple):
+            ok, msg = chk.check_groups(out, list(expected), self.problem.rtol, self.problem.atol)
+        else:
+            ok, msg = chk.check_tensor(out, expected, self.problem.rtol, self.problem.atol)
+        return None if ok else msg
+
+    def run_and_check(self, data) -> str | None:
+        """The leaderboard's test step: run on a clone, compare with the reference on the original."""
+        out, err = self.call(clone_data(data))
+        self.clock.sync()
+        if err:
+            return err
+        return self.compare(out, self.expected(data))
+
+    # ----- modes -------------------------------------------------------------------------------
+
+    def test(self, cases: list[dict]) -> list[dict]:
+        results = []
+        for case in cases:
+            err = self.run_and_check(self.generate(case))
+            results.append({"case": case, "status": "fail" if err else "pass", "error": err})
+            if err and err.startswith("custom_kernel raised"):
+                break  # the CUDA context may be unusable after a kernel fault
+        return results
+
+    def benchmark(self, cases: list[dict], leaderboard: bool) -> list[dict]:
+        knobs = self.problem.timing["leaderboard" if leaderboard else "benchmark"]
+        warm_all = leaderboard and knobs.get("warmup_every_case", False)
+        results = []
+        if not warm_all:
+            self.bench_case(self.problem.tests[0], False, knobs["warmup_max_repeats"], knobs["warmup_max_time_ns"])
+        for case in cases:
+            if warm_all:
+                self.bench_case(case, False, knobs["warmup_max_repeats"], knobs["warmup_max_time_ns"])
+            stats, err = self.bench_case(case, leaderboard, knobs["max_repeats"], knobs["max_time_ns"])
+            results.append({"case": case, "status": "fail" if err else "pass", "error": err,
+                            "stats": stats.as_dict() if stats else None})
+            if err and leaderboard:
+                break  # the leaderboard stops at the first failing case
+        return results
+
+    def bench_case(self, case: dict, recheck: bool, max_repeats: int, max_time_ns: float):
+        n = self.problem.inputs_per_sample
+        if n == 1:
+            return self._bench_single(dict(case), recheck, max_repeats, max_time_ns)
+        return self._bench_batch(case, n, recheck, max_repeats, max_time_ns)
+
+    def _bench_single(self, case, recheck, max_repeats, max_time_ns):
+        """eval.py: one call per sample; with recheck, fresh data (seed + 13) every sample."""
+        state = {"data": self.generate(case)}
+        err = self.run_and_check(state["data"])
+        if err:
+            return None, err
+
+        def before():
+            if recheck:
+                case["seed"] += 13
+                state["data"] = self.generate(case)
+                state["copy"] = clone_data(state["data"])
+            if self.prepare:
+                self.prepare(state["data"])
+
+        def sample():
+            return self.call(state["data"])
+
+        def after(result):
+            out, err = result
+            if err:
+                return err
+            return self.compare(out, self.expected(state["copy"])) if recheck else None
+
+        return T.timed_loop(self.clock, sample, max_repeats, max_time_ns, after, 1, before)
+
+    def _bench_batch(self, case, n, recheck, max_repeats, max_time_ns):
+        """eval_better_bench: n inputs (seeds +42 each), all checked first, then timed back to back.
+        Rechecks compare against the references computed once (the reference is deterministic)."""
+        datas = []
+        for i in range(n):
+            c = dict(case)
+            c["seed"] = case["seed"] + 42 * (i + 1)
+            datas.append(self.generate(c))
+        expected = []
+        for d in datas:
+            out, err = self.call(clone_data(d))
+            if err:
+                return None, err
+            want = self.expected(clone_data(d))
+            err = self.compare(out, want)
+            if err:
+                return None, err
+            expected.append(want)
+        if self.prepare:
+            for d in datas:
+                self.prepare(d)
+
+        def sample():
+            outs = []
+            for d in datas:
+                out, err = self.call(d)
+                if err:
+                    return None, err
+                outs.append(out)
+            return outs, None
+
+        def after(result):
+            outs, err = result
+            if err:
+                return err
+            if recheck:
+                for out, want in zip(outs, expected):
+                    err = self.compare(out, want)
+                    if err:
+                        return err
+            return None
+
+        return T.timed_loop(self.clock, sample, max_repeats, max_time_ns, after, n)
+
+
+def run_mode(problem_name: str, impl_path: str, impl_name: str, mode: str, cases: list[dict],
+             device: str, data_kind: str) -> dict:
+    """Entry point of the spawned worker. Returns {"error": str|None, "cases": [...]}."""
+    try:
+        runner = Runner(problem_name, impl_path, impl_name, device, data_kind)
+    except ImplError as e:
+        return {"error": str(e), "cases": []}
+    if mode == "test":
+        return {"error": None, "cases": runner.test(cases)}
+    return {"error": None, "cases": runner.benchmark(cases, leaderboard=(mode == "leaderboard"))}
+
+
+def measure_device(read_bytes: list[int]) -> dict:
+    """Ceilings for the speed of light and, per case, the time to read its input bytes once."""
+    from shared import sol
+
+    ceil = sol.measure_ceilings()
+    reads = [sol.read_once_us(b) for b in read_bytes] if ceil else [None] * len(read_bytes)
+    return {"ceilings": ceil.as_dict() if ceil else None, "read_once_us": reads}

@@ -1,0 +1,5 @@
+"""An impl file without custom_kernel."""
+
+
+def kernel(data):
+    return data[-1]

@@ -1,0 +1,5 @@
+"""An impl whose kernel raises."""
+
+
+def custom_kernel(data):
+    raise RuntimeError("kernel exploded on purpose")

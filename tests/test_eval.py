@@ -1,0 +1,106 @@
+"""The evaluator end to end, on the CPU: the reference passes, wrong impls fail clearly, bad input
+gives one line and the leaderboard's exit codes, benchmark mode writes the results JSON."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from shared import eval as E
+
+REPO = Path(__file__).resolve().parent.parent
+IMPLS = REPO / "tests" / "impls"
+SMALL = {"gemv": "m: 128; k: 256; l: 1; seed: 7", "gemm": "m: 128; n: 128; k: 256; l: 1; seed: 7",
+         "dual_gemm": "m: 128; n: 128; k: 256; l: 1; seed: 7",
+         "group_gemm": "m: [40, 128]; n: [128, 256]; k: [256, 512]; g: 2; seed: 7"}
+
+
+def run_eval(*args, env=None):
+    return subprocess.run([sys.executable, "-m", "shared.eval", *args], cwd=REPO, capture_output=True, text=True,
+                          timeout=600, env={**os.environ, **(env or {})})
+
+
+@pytest.mark.parametrize("problem", ["gemv", "gemm", "dual_gemm", "group_gemm"])
+def test_reference_and_peer_pass_the_manifest_tests(problem):
+    r = run_eval(problem, "--mode", "test", "--impl", "reference", "bf16-predecoded", "--device", "cpu")
+    assert r.returncode == 0, r.stderr
+    n = len(E.P.load_problem(problem).tests)
+    assert r.stdout.count("check: pass") == 2 and f"test-count: {n}" in r.stdout
+    assert "test.0.status: pass" in r.stdout
+
+
+@pytest.mark.parametrize("impl,needle", [
+    ("gemv_low_nibble_only.py", "Number of mismatched elements"),
+    ("gemv_last_row_unwritten.py", "Number of mismatched elements: 1 ERROR AT (127, 0, 0): nan"),
+    ("raises.py", "custom_kernel raised RuntimeError: kernel exploded on purpose (at raises.py:"),
+    ("wrong_dtype.py", "output dtype is torch.float32, expected torch.float16"),
+    ("wrong_shape.py", "SIZE MISMATCH"),
+])
+def test_wrong_impls_fail_stress_data_with_a_clear_line(impl, needle):
+    r = run_eval("gemv", "--mode", "test", "--data", "stress", "--device", "cpu", "--impl", str(IMPLS / impl),
+                 "--case", SMALL["gemv"])
+    assert r.returncode == E.EXIT_CHECK
+    assert "check: fail" in r.stdout and needle in r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_low_nibble_bug_passes_leaderboard_data_but_not_stress():
+    ok = run_eval("gemv", "--device", "cpu", "--impl", str(IMPLS / "gemv_low_nibble_only.py"), "--case", SMALL["gemv"])
+    assert ok.returncode == 0  # the leaderboard's GEMV data cannot see this bug...
+    bad = run_eval("gemv", "--device", "cpu", "--data", "stress", "--impl", str(IMPLS / "gemv_low_nibble_only.py"),
+                   "--case", SMALL["gemv"])
+    assert bad.returncode == E.EXIT_CHECK  # ...the stress data can
+
+
+@pytest.mark.parametrize("args,code,needle", [
+    (["gemx"], E.EXIT_USAGE, "error: unknown problem 'gemx' (known: gemv, gemm, dual_gemm, group_gemm)"),
+    (["gemv", "--impl", "nope"], E.EXIT_USAGE, "error: unknown impl 'nope' for gemv"),
+    (["gemv", "--impl", "missing.py"], E.EXIT_USAGE, "error: impl file not found: missing.py"),
+    (["gemv", "--impl", str(IMPLS / "no_kernel.py"), "--device", "cpu", "--case", SMALL["gemv"]], E.EXIT_USAGE,
+     "defines no custom_kernel(data) function"),
+    (["gemv", "--case", "m=1"], E.EXIT_BAD_CASE, "error: invalid test case: 'm=1'"),
+    (["gemv", "--case", "m: 128; seed: 1"], E.EXIT_BAD_CASE, "missing ['k', 'l']"),
+])
+def test_bad_input_gives_one_line(args, code, needle):
+    r = run_eval(*args)
+    assert r.returncode == code, r.stderr
+    assert needle in r.stderr and "Traceback" not in r.stderr
+    assert len(r.stderr.strip().splitlines()) <= 2
+
+
+def test_benchmark_mode_on_cpu_writes_json_and_popcorn_lines(tmp_path):
+    out = tmp_path / "r.json"
+    read_fd, write_fd = os.pipe()
+    r = subprocess.run([sys.executable, "-m", "shared.eval", "group_gemm", "--mode", "benchmark", "--device", "cpu",
+                        "--impl", "reference", "--case", SMALL["group_gemm"], "--json", str(out)],
+                       cwd=REPO, capture_output=True, text=True, timeout=600, pass_fds=(write_fd,),
+                       env={**os.environ, "POPCORN_FD": str(write_fd)})
+    os.close(write_fd)
+    lines = os.read(read_fd, 1 << 20).decode().splitlines()
+    assert r.returncode == 0, r.stderr
+    assert "CPU wall clock" in r.stderr
+    keys = dict(line.split(": ", 1) for line in lines)
+    assert keys["benchmark-count"] == "1" and keys["check"] == "pass"
+    assert float(keys["benchmark.0.mean"]) > 0 and int(keys["benchmark.0.runs"]) >= 3
+    doc = json.loads(out.read_text())
+    assert doc["environment"]["torch"] and "commit" in doc["environment"] and doc["date"]
+    case = doc["impls"]["reference"]["cases"][0]
+    assert case["stats"]["mean"] == pytest.approx(float(keys["benchmark.0.mean"]))
+    assert doc["impls"]["reference"]["score_s"] == pytest.approx(case["stats"]["mean"] / 1e9)
+
+
+def test_leaderboard_mode_runs_tests_then_rechecked_timing():
+    r = run_eval("gemv", "--mode", "leaderboard", "--device", "cpu", "--impl", "reference", "--case", SMALL["gemv"])
+    assert r.returncode == 0, r.stderr
+    assert "benchmark.0.mean" in r.stdout and "check: pass" in r.stdout
+
+
+def test_case_parser_and_secret_seed():
+    case = E.parse_case_line("g: 2; k: [4096, 4096]; m: (192, 320); n: [3072, 3072]; seed: 1111")
+    assert case == {"g": 2, "k": (4096, 4096), "m": (192, 320), "n": (3072, 3072), "seed": 1111}
+    assert E.secret_seed({"seed": 1}, 2)["seed"] == 1 + 3 * 4 // 2
+    with pytest.raises(E.BadCase):
+        E.parse_case_line("m: 1.5; seed: 1")

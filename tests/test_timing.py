@@ -1,0 +1,38 @@
+"""Statistics and the stopping rule of the timing loop."""
+
+import math
+
+import pytest
+
+from shared import timing as T
+
+
+def test_stats_match_the_leaderboard_definitions():
+    s = T.stats_of([1.0, 2.0, 3.0, 6.0])
+    assert s.runs == 4 and s.mean == 3.0 and s.best == 1.0 and s.worst == 6.0
+    assert s.std == pytest.approx(math.sqrt(14 / 3)) and s.err == pytest.approx(s.std / 2)
+
+
+def test_stopping_rule():
+    steady = [100.0] * 3
+    assert not T.should_stop(steady[:2], 1e9, 1e12)  # fewer than 3 samples
+    assert not T.should_stop(steady, 5e7, 1e12)  # under 100 ms of wall time
+    assert T.should_stop(steady, 2e8, 1e12)  # relative error 0 < 0.1 %
+    noisy = [100.0, 200.0, 50.0]
+    assert not T.should_stop(noisy, 2e8, 1e12)
+    assert T.should_stop(noisy, 2e8, 100.0)  # mean * runs beyond max_time
+    assert T.should_stop(noisy, 121e9, 1e12)  # 120 s cap
+
+
+def test_timed_loop_on_cpu_honours_caps_and_errors():
+    clock = T.Clock("cpu", 0)
+    calls = []
+    stats, err = T.timed_loop(clock, lambda: calls.append(1), max_repeats=5, max_time_ns=1e12)
+    assert err is None and stats.runs == 5 == len(calls)
+    stats, err = T.timed_loop(clock, lambda: None, 5, 1e12, after=lambda r: "bad output")
+    assert stats is None and err == "bad output"
+    assert T.flush_bytes_for(10**12) == T.FLUSH_CAP_BYTES
+
+
+def test_geometric_mean():
+    assert T.geometric_mean([1e-6, 1e-4]) == pytest.approx(1e-5)
