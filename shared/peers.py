@@ -39,26 +39,28 @@ def _mm_out_fp32(a, b):
 
 
 class PredecodeCache:
-    """Decoded operands keyed by the input's data pointers. `prepare` always re-decodes (a freed and
-    reallocated input can reuse an address); a lookup that misses decodes inline, inside the timing."""
+    """Decoded operands keyed by the input's data pointers. Each entry keeps references to the input
+    tensors it was built from, so that no other tensor can be allocated at those addresses while the
+    entry lives (a stale hit would be a wrong answer). A lookup that misses decodes inline, timed."""
 
     def __init__(self, build, capacity: int = 56):  # >= the 50 inputs of one gemm / dual sample
         self.build, self.capacity, self.entries = build, capacity, OrderedDict()
 
     @staticmethod
-    def key(data) -> tuple:
-        flat = []
-        for x in data:
-            if isinstance(x, torch.Tensor):
-                flat.append(x.data_ptr())
-            elif isinstance(x, list | tuple):
-                flat.append(PredecodeCache.key(x))
-        return tuple(flat)
+    def tensors(data) -> list[torch.Tensor]:
+        if isinstance(data, torch.Tensor):
+            return [data]
+        if isinstance(data, list | tuple):
+            return [t for x in data for t in PredecodeCache.tensors(x)]
+        return []
+
+    def key(self, data) -> tuple:
+        return tuple((t.data_ptr(), tuple(t.shape)) for t in self.tensors(data))
 
     def prepare(self, data) -> None:
         k = self.key(data)
         self.entries.pop(k, None)
-        self.entries[k] = self.build(data)
+        self.entries[k] = (self.tensors(data), self.build(data))  # the references pin the addresses
         while len(self.entries) > self.capacity:
             self.entries.popitem(last=False)
 
@@ -66,4 +68,4 @@ class PredecodeCache:
         k = self.key(data)
         if k not in self.entries:
             self.prepare(data)
-        return self.entries[k]
+        return self.entries[k][1]

@@ -10,6 +10,7 @@ import pytest
 import torch
 
 from shared import problem as P
+from shared.check import check_groups, check_tensor
 from shared import scales as S
 from shared.nvfp4 import FP4_DTYPE, SF_DTYPE, as_bytes
 from tests.test_nvfp4 import float64_dequantize
@@ -203,7 +204,10 @@ def test_cuda_placement_and_reference_agrees_with_cpu(name):
     got = ref.ref_kernel(clone_data(data))
     want = ref.ref_kernel(to_cpu(data))
     for g_, w in zip(got if isinstance(got, list) else [got], want if isinstance(want, list) else [want]):
-        assert torch.equal(g_.cpu(), w)
+        if name == "dual_gemm":  # rand() scales: fp32 sums depend on the order, within rounding
+            assert check_tensor(g_.cpu(), w, 1e-3, 1e-3) == (True, "")
+        else:  # exact data: every order gives the same sum
+            assert torch.equal(g_.cpu(), w)
 
 
 @pytest.mark.sm100
