@@ -121,7 +121,7 @@ def in_worker(fn, *args):
         return pool.apply(fn, args)
 
 
-def run_impl(problem, impl_name, impl_path, mode, tests, benches, device, data_kind) -> dict:
+def run_impl(problem, impl_name, impl_path, mode, tests, benches, device, data_kind, graph=False) -> dict:
     from shared.worker import run_mode
 
     if mode == "leaderboard":  # as KernelBot: the timed run happens only after the tests pass
@@ -129,7 +129,7 @@ def run_impl(problem, impl_name, impl_path, mode, tests, benches, device, data_k
         if t["error"] or any(c["status"] != "pass" for c in t["cases"]):
             return {**t, "mode_run": "test"}
     cases = tests if mode == "test" else benches
-    r = in_worker(run_mode, problem.name, impl_path, impl_name, mode, cases, device, data_kind)
+    r = in_worker(run_mode, problem.name, impl_path, impl_name, mode, cases, device, data_kind, graph)
     return {**r, "mode_run": mode}
 
 
@@ -192,7 +192,7 @@ def fmt_us(ns: float | None) -> str:
 def table(problem, mode, results: dict, device_info: dict | None, cases: list[dict]) -> str:
     rows = []
     head = ["case", "impl", "status"] if mode == "test" else \
-        ["case", "impl", "mean us", "+-err", "best us", "SOL us", "x SOL", "read-once us", "x read"]
+        ["case", "impl", "mean us", "+-err", "best us", "graph us", "SOL us", "x SOL", "read-once us", "x read"]
     for i, case in enumerate(cases):
         spec = P.describe_case(case)
         for name, r in results.items():
@@ -202,17 +202,17 @@ def table(problem, mode, results: dict, device_info: dict | None, cases: list[di
                 continue
             s = c["stats"] if c and c["status"] == "pass" else None
             if s is None:
-                rows.append([spec, name, "fail" if c else "not run"] + [""] * 6)
+                rows.append([spec, name, "fail" if c else "not run"] + [""] * 7)
                 continue
             sol_us, read_us = c.get("sol_us"), c.get("read_once_us")
-            rows.append([spec, name, fmt_us(s["mean"]), fmt_us(s["err"]), fmt_us(s["best"]),
+            rows.append([spec, name, fmt_us(s["mean"]), fmt_us(s["err"]), fmt_us(s["best"]), fmt_us(c.get("graph_ns")),
                          f"{sol_us:.2f}" if sol_us else "-", f"{s['mean'] / 1e3 / sol_us:.2f}" if sol_us else "-",
                          f"{read_us:.2f}" if read_us else "-",
                          f"{s['mean'] / 1e3 / read_us:.2f}" if read_us else "-"])
     if mode != "test":
         for name, r in results.items():
             if r.get("score_s"):
-                rows.append(["geomean (score)", name, f"{r['score_s'] * 1e6:.2f}"] + [""] * 6)
+                rows.append(["geomean (score)", name, f"{r['score_s'] * 1e6:.2f}"] + [""] * 7)
     widths = [max(len(str(x)) for x in col) for col in zip(head, *rows)]
     line = lambda cells: "  ".join(str(c).ljust(w) for c, w in zip(cells, widths)).rstrip()  # noqa: E731
     out = [line(head), line(["-" * w for w in widths])] + [line(r) for r in rows]
@@ -242,6 +242,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--case", action="append", default=None, help="a case line instead of the manifest's")
     p.add_argument("--seed", type=int, default=None, help="secret seed (as POPCORN_SEED)")
     p.add_argument("--json", default=None, help="write the results JSON here")
+    p.add_argument("--graph", action="store_true",
+                   help="also time CUDA-graph replays over rotating inputs (secondary metric, no flush)")
     return p
 
 
@@ -293,7 +295,7 @@ def run(args) -> int:
 
     results, all_lines = {}, []
     for name, path in impls:
-        r = run_impl(problem, name, path, args.mode, tests, benches, device, args.data)
+        r = run_impl(problem, name, path, args.mode, tests, benches, device, args.data, args.graph)
         if r["error"]:
             print(f"error: {r['error']}", file=sys.stderr)
             if len(impls) == 1:
@@ -304,6 +306,8 @@ def run(args) -> int:
         for c in r["cases"]:
             if c["status"] != "pass":
                 print(f"FAIL {name} [{P.describe_case(c['case'])}]: {c['error']}", file=sys.stderr)
+            elif c.get("graph_error"):
+                print(f"note: {name} [{P.describe_case(c['case'])}]: CUDA graph {c['graph_error']}", file=sys.stderr)
     emit(all_lines)
     print()
     head = f"{problem.name} --mode {args.mode} --data {args.data} on {device}"

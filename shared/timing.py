@@ -116,5 +116,29 @@ def timed_loop(clock: Clock, sample: Callable[[], object], max_repeats: int, max
     return stats_of(durations), None
 
 
+def graph_replay_ns(calls: list[Callable[[], object]], reps: int = 20) -> tuple[float | None, str | None]:
+    """Secondary metric: the calls captured once into a CUDA graph and replayed back to back (no L2
+    flush, no launch gaps); median ns per call. Impls that synchronize with the host or allocate in
+    ways a graph cannot hold are reported as not capturable, with the reason."""
+    if not torch.cuda.is_available():
+        return None, "no CUDA device"
+    try:
+        for call in calls:  # compile and warm up outside the capture
+            call()
+        torch.cuda.synchronize()
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            for call in calls:
+                call()
+        graph.replay()
+        torch.cuda.synchronize()
+    except Exception as e:  # noqa: BLE001 - a capture failure is a result, not a crash
+        torch.cuda.synchronize()
+        return None, f"not capturable: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+    clock = Clock("cuda", 0)
+    times = sorted(clock.time_ns(graph.replay)[0] for _ in range(reps))
+    return times[len(times) // 2] / len(calls), None
+
+
 def geometric_mean(values: list[float]) -> float:
     return math.exp(sum(math.log(v) for v in values) / len(values))

@@ -80,7 +80,8 @@ def output_type_error(out) -> str | None:
 class Runner:
     """Calls one impl on one problem's data and checks the results."""
 
-    def __init__(self, problem_name: str, impl_path: str, impl_name: str, device: str, data_kind: str):
+    def __init__(self, problem_name: str, impl_path: str, impl_name: str, device: str, data_kind: str,
+                 graph: bool = False):
         self.problem = P.load_problem(problem_name)
         self.ref = self.problem.reference
         self.impl_name = impl_name
@@ -89,6 +90,7 @@ class Runner:
         self.device = device
         self.gen = self.ref.generate_stress_input if data_kind == "stress" else self.ref.generate_input
         self.clock = T.Clock(device, T.flush_bytes_for(self.problem.timing["flush_bytes"]))
+        self.graph = graph and self.clock.cuda
 
     def generate(self, case: dict):
         data = self.gen(**case, device=self.device)
@@ -146,11 +148,26 @@ class Runner:
             if warm_all:
                 self.bench_case(case, False, knobs["warmup_max_repeats"], knobs["warmup_max_time_ns"])
             stats, err = self.bench_case(case, leaderboard, knobs["max_repeats"], knobs["max_time_ns"])
-            results.append({"case": case, "status": "fail" if err else "pass", "error": err,
-                            "stats": stats.as_dict() if stats else None})
+            result = {"case": case, "status": "fail" if err else "pass", "error": err,
+                      "stats": stats.as_dict() if stats else None}
+            if self.graph and not err:
+                result["graph_ns"], result["graph_error"] = self.graph_case(case)
+            results.append(result)
             if err and leaderboard:
                 break  # the leaderboard stops at the first failing case
         return results
+
+    def graph_case(self, case: dict):
+        """CUDA-graph replay time of the impl over rotating inputs (enough that they exceed L2 x 4)."""
+        n = max(self.problem.inputs_per_sample, 2)
+        read = self.ref.cost(**case)[0]
+        l2 = torch.cuda.get_device_properties(0).L2_cache_size
+        n = max(n, min(64, -(-4 * l2 // max(read, 1))))
+        datas = [self.generate({**case, "seed": case["seed"] + 42 * (i + 1)}) for i in range(n)]
+        if self.prepare:
+            for d in datas:
+                self.prepare(d)
+        return T.graph_replay_ns([lambda d=d: self.module.custom_kernel(d) for d in datas])
 
     def bench_case(self, case: dict, recheck: bool, max_repeats: int, max_time_ns: float):
         n = self.problem.inputs_per_sample
@@ -230,10 +247,10 @@ class Runner:
 
 
 def run_mode(problem_name: str, impl_path: str, impl_name: str, mode: str, cases: list[dict],
-             device: str, data_kind: str) -> dict:
+             device: str, data_kind: str, graph: bool = False) -> dict:
     """Entry point of the spawned worker. Returns {"error": str|None, "cases": [...]}."""
     try:
-        runner = Runner(problem_name, impl_path, impl_name, device, data_kind)
+        runner = Runner(problem_name, impl_path, impl_name, device, data_kind, graph)
     except ImplError as e:
         return {"error": str(e), "cases": []}
     if mode == "test":

@@ -104,3 +104,15 @@ def test_case_parser_and_secret_seed():
     assert E.secret_seed({"seed": 1}, 2)["seed"] == 1 + 3 * 4 // 2
     with pytest.raises(E.BadCase):
         E.parse_case_line("m: 1.5; seed: 1")
+
+
+@pytest.mark.gpu
+def test_gpu_benchmark_with_graph_metric_and_ceilings(tmp_path):
+    out = tmp_path / "r.json"
+    r = run_eval("gemv", "--mode", "benchmark", "--impl", "bf16-predecoded", "--case", "m: 1024; k: 4096; l: 2; seed: 3",
+                 "--graph", "--json", str(out))
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(out.read_text())
+    case = doc["impls"]["bf16-predecoded"]["cases"][0]
+    assert doc["ceilings"]["source"] == "measured" and case["sol_us"] > 0 and case["read_once_us"] > 0
+    assert case["graph_ns"] and case["graph_ns"] > 0
