@@ -102,7 +102,7 @@ def resolve_impl(problem: P.Problem, spec: str) -> tuple[str, str]:
     if spec.endswith(".py") or os.sep in spec:
         if not path.is_file():
             raise UsageError(f"impl file not found: {spec}")
-        return path.stem if path.stem != "submission" else str(path), str(path.resolve())
+        return spec, str(path.resolve())
     file = problem.directory / f"{spec.replace('-', '_')}.py"
     if not file.is_file():
         known = sorted(p.stem.replace("_", "-") for p in problem.directory.glob("*.py")
