@@ -1,9 +1,12 @@
 """Sessions: `nox -s test` (default), `nox -s lint`, `nox -s bench -- PROBLEM [eval options]`,
 `nox -s package -- PROBLEM`, `nox -s submit -- PROBLEM --mode ...`.
 
-torch is installed to fit the machine: with an NVIDIA driver present, PyPI's (CUDA) build; without
-one, the CPU build (torch==X+cpu from a local wheel directory when pip has one, else PyTorch's CPU
-index), so that a laptop or CI never downloads several GB of CUDA libraries it cannot use.
+Installs come from hash-pinned locks (locks/*.txt, written by ci/lock.sh from locks/*.in):
+NVFP4_LOCK=dev (CPU torch: CI and any machine without an NVIDIA driver, the default there),
+gpu (PyPI's CUDA torch: the default where nvidia-smi works), leaderboard (the B200 runners' versions),
+or none (unlocked: torch to fit the machine, then the project's ranges). The CPU build comes from a
+local wheel directory when pip has one, else PyTorch's CPU index, so that a laptop or CI never
+downloads several GB of CUDA libraries it cannot use.
 """
 
 from __future__ import annotations
@@ -11,8 +14,11 @@ from __future__ import annotations
 import datetime as dt
 import glob
 import os
+import re
 import shutil
 import subprocess
+import sys
+import tempfile
 
 import nox
 
@@ -54,8 +60,8 @@ def torch_requirement() -> list[str]:
 
 
 def install(session: nox.Session) -> None:
-    session.install(*torch_requirement())
-    session.install("-e", ".[dev]")
+    """The project and its tools from a hash-pinned lock (see install_locked below)."""
+    install_locked(session)
 
 
 @nox.session(python=PYTHON)
@@ -68,7 +74,7 @@ def test(session: nox.Session) -> None:
 @nox.session(python=PYTHON)
 def lint(session: nox.Session) -> None:
     """ruff over the whole tree."""
-    session.install("ruff")
+    install_subset(session, ["ruff"])
     session.run("ruff", "check", ".")
 
 
@@ -85,3 +91,88 @@ def bench(session: nox.Session) -> None:
         stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
         args += ["--json", f"results/{args[0]}-{stamp}.json"]
     session.run("python", "-m", "shared.eval", *args)
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+LOCK_FILES = {
+    "dev": ["locks/dev.txt"],
+    "gpu": ["locks/gpu.txt"],
+    "leaderboard": ["locks/leaderboard.txt", "locks/tools.txt"],
+}
+
+
+def lock_name() -> str:
+    name = os.environ.get("NVFP4_LOCK") or ("gpu" if has_nvidia_gpu() else "dev")
+    if name not in LOCK_FILES and name != "none":
+        raise SystemExit(f"NVFP4_LOCK={name!r}: expected one of {', '.join(LOCK_FILES)}, none")
+    return name
+
+
+def install_locked(session: nox.Session, name: str | None = None) -> None:
+    """Install a lock exactly (hashes checked, no resolver), then this repository without deps."""
+    name = name or lock_name()
+    if name == "none":  # unlocked: torch to fit the machine, then the project's ranges
+        session.install(*torch_requirement())
+        session.install("-e", ".[dev]")
+        return
+    args = ["--require-hashes", "--no-deps"]
+    for f in LOCK_FILES[name]:
+        args += ["-r", os.path.join(REPO, f)]
+    if name == "dev" and not any(glob.glob(os.path.join(d, f"torch-{TORCH_VERSION}+cpu-*.whl"))
+                                 for d in _pip_find_links()):
+        args += ["--extra-index-url", TORCH_CPU_INDEX]  # the +cpu wheel lives there (hash pinned)
+    session.install(*args)
+    session.install("--no-deps", "--no-build-isolation", "-e", REPO)
+
+
+def install_subset(session: nox.Session, names: list[str], lock: str = "locks/dev.txt") -> None:
+    """Install only `names` from a lock, with their pinned hashes (e.g. PyYAML for the packager, which
+    needs no torch)."""
+    text = open(os.path.join(REPO, lock)).read()
+    norm = lambda n: re.sub(r"[-_.]+", "-", n).lower()  # noqa: E731
+    blocks = {norm(m.group(1)): m.group(0)
+              for m in re.finditer(r"^([A-Za-z0-9._-]+)==[^\n]*(?:\n    [^\n]*)*", text, flags=re.M)}
+    missing = {norm(n) for n in names} - blocks.keys()
+    if missing:
+        session.error(f"{lock} has no pin for {', '.join(sorted(missing))}")
+    keep = [blocks[norm(n)] for n in names]
+    with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as f:
+        f.write("\n".join(keep) + "\n")
+    session.install("--require-hashes", "--no-deps", "-r", f.name)
+    os.unlink(f.name)
+
+
+PROBLEMS = ("gemv", "gemm", "dual_gemm", "group_gemm")
+
+
+@nox.session(python=PYTHON)
+def package(session: nox.Session) -> None:
+    """`nox -s package -- [PROBLEM] [--kernel NAME] [--gpu B200|NVIDIA] [--leaderboard NAME] [-o FILE]`:
+    the single-file submission in dist/PROBLEM/submission.py (no PROBLEM: all four)."""
+    session.chdir(REPO)
+    install_subset(session, ["pyyaml"])
+    args = list(session.posargs)
+    if not args or args[0].startswith("-"):
+        for problem in PROBLEMS:
+            session.run("python", "-m", "shared.package", problem, *args)
+    else:
+        session.run("python", "-m", "shared.package", *args)
+
+
+@nox.session(python=PYTHON)
+def submit(session: nox.Session) -> None:
+    """`nox -s submit -- PROBLEM --mode test|benchmark|leaderboard [--gpu ...]`: package, send with
+    popcorn-cli, and write the reply as results JSON + table (results/PROBLEM-popcorn-*.json)."""
+    if not session.posargs:
+        session.error("usage: nox -s submit -- PROBLEM --mode test|benchmark|leaderboard [--gpu B200|NVIDIA]")
+    session.chdir(REPO)
+    # The CLI, POPCORN_API_URL and the registration are checked before anything is installed
+    # (shared/submit.py needs only the standard library for that).
+    sys.path.insert(0, REPO)
+    from shared.submit import Prerequisite, preflight
+
+    try:
+        preflight()
+    except Prerequisite as e:
+        session.error(f"submit: {e}")
+    install_locked(session, "dev" if lock_name() in ("dev", "none") else lock_name())
+    session.run("python", "-m", "shared.submit", *session.posargs)

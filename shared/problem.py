@@ -29,6 +29,7 @@ import torch
 import yaml
 
 from shared import scales as sc
+from shared.refmath import block_scaled_products, fp32_matmul  # noqa: F401 - re-exported
 from shared.nvfp4 import FP4_DTYPE, SF_DTYPE, SF_VEC
 
 PROBLEMS_DIR = Path(__file__).resolve().parent.parent / "problems"
@@ -172,34 +173,6 @@ def plain_round_trip(plain: torch.Tensor) -> torch.Tensor:
 
 def sf_k_of(k: int) -> int:
     return sc.ceil_div(k, SF_VEC)
-
-
-# ---------------------------------------------------------------------------------------------
-# Exact reference math shared by the four problems.
-# ---------------------------------------------------------------------------------------------
-
-
-def fp32_matmul(a: torch.Tensor, b_t: torch.Tensor) -> torch.Tensor:
-    """a [M, K] @ b_t [K, N] in true fp32 (TF32 off, restored afterwards)."""
-    old = torch.backends.cuda.matmul.allow_tf32
-    torch.backends.cuda.matmul.allow_tf32 = False
-    try:
-        return a @ b_t
-    finally:
-        torch.backends.cuda.matmul.allow_tf32 = old
-
-
-def block_scaled_products(a, sfa, bs_and_sfbs, batch: int) -> list[torch.Tensor]:
-    """fp32 [M, N] = dequant(a)[:, :, l] @ dequant(b)[:, :, l]^T for each (b, sfb), one batch l.
-    A is decoded once and shared by every B."""
-    from shared.nvfp4 import dequantize
-
-    a_l = dequantize(a[:, :, batch : batch + 1], sfa[:, :, batch : batch + 1])[:, :, 0]
-    out = []
-    for b, sfb in bs_and_sfbs:
-        b_l = dequantize(b[:, :, batch : batch + 1], sfb[:, :, batch : batch + 1])[:, :, 0]
-        out.append(fp32_matmul(a_l, b_l.t()))
-    return out
 
 
 def scaled_mm_reference(name: str, data):

@@ -20,7 +20,7 @@ def pytest_collection_modifyitems(config, items):
     }
     for item in items:
         for marker, reason in reasons.items():
-            if reason and marker in item.keywords:
+            if reason and item.get_closest_marker(marker):
                 item.add_marker(pytest.mark.skip(reason=reason))
                 break
 

