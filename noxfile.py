@@ -92,7 +92,7 @@ def bench(session: nox.Session) -> None:
         args += ["--json", f"results/{args[0]}-{stamp}.json"]
     session.run("python", "-m", "shared.eval", *args)
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO = os.path.dirname(os.path.abspath(__file__))
 LOCK_FILES = {
     "dev": ["locks/dev.txt"],
     "gpu": ["locks/gpu.txt"],
