@@ -1,0 +1,353 @@
+"""Blackwell (sm_100a) NVFP4 GEMM and fused dual GEMM: compiled here, inspected, never run.
+
+CPU tier (no marker): no GPU is needed to trace and compile CuTe DSL kernels for sm_100a. The
+tests check what the compiler produced for every leaderboard benchmark shape and a small one:
+  * PTX: the block-scaled tcgen05 MMA (kind::mxf4nvf4, block16 scales), tensor-memory alloc /
+    dealloc, scale copies shared -> tensor memory (tcgen05.cp), tensor-memory loads, TMA loads;
+  * SASS (cuobjdump/nvdisasm from the nvidia-cuda-cuobjdump / nvidia-cuda-nvdisasm wheels or the
+    PATH; skipped with a reason when absent): UTCOMMA block-scaled MMAs, no local-memory spills;
+  * the scale layout the kernels put over `sf*_permuted` is the leaderboard's byte order;
+  * shapes and tensors the kernels cannot take raise ValueError / TypeError.
+Kernels are compiled once per configuration and cached for the session (the problem size is a
+runtime argument, so every shape of one problem shares a binary).
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+import torch
+
+cutlass = pytest.importorskip("cutlass", reason="nvidia-cutlass-dsl is not installed")
+import cutlass.cute as cute  # noqa: E402
+
+from problems.dual_gemm import kernel_sm100 as dual_k  # noqa: E402
+from problems.gemm import kernel_sm100 as gemm_k  # noqa: E402
+from shared import scales as S  # noqa: E402
+from shared.cute import sm100_blockscaled as bs  # noqa: E402
+from shared.problem import load_problem  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+KERNELS = {"gemm": gemm_k, "dual_gemm": dual_k}
+NUM_B = {"gemm": 1, "dual_gemm": 2}
+SMALL = (128, 128, 256, 1)
+
+
+def _cases(problem: str, which: str):
+    return [(c["m"], c["n"], c["k"], c["l"]) for c in getattr(load_problem(problem), which)]
+
+
+# ------------------------------------------------------------------------------ compile + artifacts
+@pytest.fixture(scope="session")
+def dump_root(tmp_path_factory):
+    return tmp_path_factory.mktemp("sm100")
+
+
+_ARTIFACTS: dict = {}
+
+
+def artifacts(problem: str, shape, dump_root: Path, config=None):
+    """Compile (cached for the session) with PTX and cubin kept; returns (compiled, ptx, cubin_path)."""
+    mod = KERNELS[problem]
+    config = config or mod.choose_config(*shape)
+    key = (problem, config)
+    if key not in _ARTIFACTS:
+        out = dump_root / f"{problem}_{len(_ARTIFACTS)}"
+        out.mkdir()
+        options = f"--keep-ptx --keep-cubin --dump-dir {out}"
+        compiled = mod.compile_for(*shape, arch="sm_100a", config=config, options=options)
+        ptx_files = glob.glob(str(out / "*.ptx"))
+        cubins = glob.glob(str(out / "*.cubin"))
+        assert len(ptx_files) == 1 and len(cubins) == 1, f"expected one .ptx and one .cubin in {out}"
+        _ARTIFACTS[key] = (compiled, Path(ptx_files[0]).read_text(), Path(cubins[0]), options)
+    compiled, ptx, cubin, options = _ARTIFACTS[key]
+    # Every shape of the same config is served by the same binary.
+    assert mod.compile_for(*shape, arch="sm_100a", config=config, options=options) is compiled
+    return compiled, ptx, cubin
+
+
+def _find_tool(name: str) -> str | None:
+    path = shutil.which(name)
+    if path:
+        return path
+    try:
+        import nvidia  # the pip CUDA wheels install their binaries under nvidia/cu*/bin
+
+        for root in nvidia.__path__:
+            hits = sorted(glob.glob(os.path.join(root, "*", "bin", name)))
+            if hits:
+                return hits[-1]
+    except ImportError:
+        pass
+    return None
+
+
+def sass_and_resources(cubin: Path) -> tuple[str, str]:
+    cuobjdump = _find_tool("cuobjdump")
+    nvdisasm = _find_tool("nvdisasm")
+    if not cuobjdump or not nvdisasm:
+        pytest.skip("cuobjdump/nvdisasm not found (pip install nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm)")
+    env = dict(os.environ, PATH=os.pathsep.join([os.path.dirname(nvdisasm), os.environ.get("PATH", "")]))
+    sass = subprocess.run([cuobjdump, "-sass", str(cubin)], capture_output=True, text=True, env=env, check=True)
+    res = subprocess.run([cuobjdump, "-res-usage", str(cubin)], capture_output=True, text=True, env=env, check=True)
+    return sass.stdout, res.stdout
+
+
+def s2t_copies(num_b: int, tile_n: int) -> int:
+    sfb_atoms = -(-tile_n // 128)
+    return (bs.K_TILE // bs.MMA_INST_K) * (1 + num_b * sfb_atoms)
+
+
+def check_ptx(ptx: str, num_b: int, tile_n: int) -> None:
+    assert re.search(r"^\.target\s+sm_100a", ptx, re.M), "PTX is not for sm_100a"
+    mmas = re.findall(r"tcgen05\.mma\.cta_group::1\.kind::mxf4nvf4\.block_scale\.block16", ptx)
+    # one MMA per 64-wide K step of a 256-wide K block, per B operand (A is shared)
+    assert len(mmas) == (bs.K_TILE // bs.MMA_INST_K) * num_b
+    assert "tcgen05.alloc" in ptx and "tcgen05.dealloc" in ptx and "tcgen05.relinquish_alloc_permit" in ptx
+    # scales: one 4x32dp128b copy per K step and 128-row atom, for SFA and for every SFB
+    assert len(re.findall(r"tcgen05\.cp\.cta_group::1\.32x128b\.warpx4", ptx)) == s2t_copies(num_b, tile_n)
+    assert "tcgen05.ld.sync.aligned.32x32b" in ptx
+    assert "tcgen05.commit" in ptx
+    # TMA: A, SFA and each B / SFB
+    assert len(re.findall(r"cp\.async\.bulk\.tensor\.\dd\.shared::\w+\.global\.tile", ptx)) == 2 * (1 + num_b)
+    # The stage barrier expects exactly the bytes the TMAs deliver (a mismatch hangs the kernel).
+    expect = re.findall(r"mbarrier\.arrive\.expect_tx\.shared\.b64\s+%\w+, \[[^\]]+\], (%r\d+);", ptx)
+    assert len(expect) == 1, expect
+    tx = re.findall(rf"mov\.b32\s+{re.escape(expect[0])}, (\d+);", ptx)
+    assert [int(x) for x in tx] == [bs.stage_bytes(tile_n, num_b)]
+    assert ".local" not in ptx, "PTX uses local memory"
+    # tcgen05.ld is asynchronous: no register it wrote may be used before tcgen05.wait::ld
+    pending = False
+    for line in ptx.splitlines():
+        if "tcgen05.ld." in line:
+            pending = True
+        elif "tcgen05.wait::ld" in line:
+            pending = False
+        elif pending and re.search(r"\b(cvt\.rn|st\.global|(mul|add|sub|fma\.rn)\.f32|ex2\.approx)", line):
+            raise AssertionError(f"tcgen05.ld result used before tcgen05.wait::ld: {line.strip()}")
+
+
+ALL_SHAPES = [(p, s) for p in KERNELS for s in _cases(p, "benchmarks") + [SMALL]]
+
+
+@pytest.mark.parametrize("problem,shape", ALL_SHAPES, ids=[f"{p}-{'x'.join(map(str, s))}" for p, s in ALL_SHAPES])
+def test_compiles_for_sm100a_with_block_scaled_tcgen05(problem, shape, dump_root):
+    _, ptx, _ = artifacts(problem, shape, dump_root)
+    check_ptx(ptx, NUM_B[problem], KERNELS[problem].choose_config(*shape).tile_n)
+
+
+def test_benchmark_shapes_pick_the_tile_that_fills_the_gpu():
+    gemm_tiles = [gemm_k.choose_config(*s).tile_n for s in _cases("gemm", "benchmarks")]
+    dual_tiles = [dual_k.choose_config(*s).tile_n for s in _cases("dual_gemm", "benchmarks")]
+    assert gemm_tiles == [64, 64, 64]
+    assert dual_tiles == [64, 128, 64, 128]
+
+
+VARIANTS = [
+    ("gemm", gemm_k.GemmSm100Config(tile_n=64, num_acc_stage=2), (128, 256, 512, 1)),
+    ("gemm", gemm_k.GemmSm100Config(tile_n=128, num_acc_stage=2), (256, 512, 512, 1)),
+    ("gemm", gemm_k.GemmSm100Config(tile_n=256, num_acc_stage=1), (256, 512, 512, 1)),
+    ("dual_gemm", dual_k.DualGemmSm100Config(tile_n=64, num_acc_stage=2), (128, 256, 512, 1)),
+    ("dual_gemm", dual_k.DualGemmSm100Config(tile_n=128, num_acc_stage=1), (256, 512, 512, 1)),
+]
+
+
+@pytest.mark.parametrize(
+    "problem,config,shape", VARIANTS, ids=[f"{p}-n{c.tile_n}-acc{c.num_acc_stage}" for p, c, _ in VARIANTS]
+)
+def test_sass_has_block_scaled_mma_and_no_spills(problem, config, shape, dump_root):
+    _, ptx, cubin = artifacts(problem, shape, dump_root, config=config)
+    num_b = NUM_B[problem]
+    check_ptx(ptx, num_b, config.tile_n)
+    sass, res = sass_and_resources(cubin)
+    assert "code for sm_100a" in sass
+    assert len(re.findall(r"\bUTCOMMA\.4X\b", sass)) == (bs.K_TILE // bs.MMA_INST_K) * num_b
+    assert len(re.findall(r"\bUTCCP\.", sass)) == s2t_copies(num_b, config.tile_n)
+    assert re.search(r"\bLDTM\.x32\b", sass)
+    assert re.search(r"\bSTG\.E\.128\b", sass), "epilogue stores are not 16-byte vectors"
+    assert not re.search(r"\b(LDL|STL)\b", sass), "local-memory spills in SASS"
+    usage = re.search(r"REG:(\d+) STACK:(\d+) SHARED:\d+ LOCAL:(\d+)", res)
+    assert usage, res
+    regs, stack, local = map(int, usage.groups())
+    assert stack == 0 and local == 0
+    assert regs <= 255
+    if problem == "dual_gemm":
+        # the fused epilogue: one exp2 and one reciprocal per output element, in registers
+        assert re.search(r"\bMUFU\.EX2\b", sass) and re.search(r"\bMUFU\.RCP\b", sass)
+
+
+# ------------------------------------------------------------------------------ layouts and limits
+SF_PROBE = dict(
+    rows=256,
+    k=1024,
+    n_l=2,
+    points=[
+        (0, 0, 0),
+        (1, 16, 0),
+        (33, 64, 1),
+        (127, 1008, 1),
+        (128, 0, 0),
+        (255, 1023, 1),
+        (77, 500, 0),
+        (200, 272, 1),
+    ],
+)
+
+
+@cute.jit
+def _scale_offsets(sf_ptr: cute.Pointer, ab_ptr: cute.Pointer, out: cutlass.Constexpr):
+    """Static layout algebra at trace time: the element offsets of the kernels' scale view."""
+    operand = cute.make_tensor(ab_ptr, cute.make_layout((SF_PROBE["rows"], SF_PROBE["k"], SF_PROBE["n_l"])))
+    mSF = bs.make_scale_operand(sf_ptr, operand)
+    for i, kk, b in SF_PROBE["points"]:
+        out.append(mSF.layout((i, kk, b)))
+
+
+def test_scale_view_is_the_leaderboard_permuted_layout():
+    """The CuTe view the kernels put over sf*_permuted addresses byte S.blocked_offset(i, k/16, b)."""
+    from shared.cute.runtime import null_ptr
+
+    offsets = []
+    cute.compile(_scale_offsets, null_ptr(bs.SF_DTYPE), null_ptr(bs.AB_DTYPE), offsets)
+    rows, k = SF_PROBE["rows"], SF_PROBE["k"]
+    want = [S.blocked_offset(i, kk // 16, b, rows, k // 16) for i, kk, b in SF_PROBE["points"]]
+    assert [int(o) for o in offsets] == want
+
+
+@pytest.mark.parametrize("problem", list(KERNELS))
+def test_every_manifest_shape_is_accepted(problem):
+    mod = KERNELS[problem]
+    cls = mod.NvFp4GemmSm100 if problem == "gemm" else mod.NvFp4DualGemmSm100
+    for shape in _cases(problem, "tests") + _cases(problem, "benchmarks"):
+        assert cls.can_implement(*shape, mod.choose_config(*shape)), shape
+
+
+@pytest.mark.parametrize("problem", list(KERNELS))
+@pytest.mark.parametrize(
+    "shape,needle", [((100, 128, 256, 1), "m = 100"), ((128, 96, 256, 1), "n = 96"), ((128, 128, 320, 1), "k = 320")]
+)
+def test_unsupported_shapes_raise(problem, shape, needle):
+    with pytest.raises(ValueError, match=needle):
+        KERNELS[problem].compile_for(*shape)
+
+
+@pytest.mark.parametrize("problem", list(KERNELS))
+def test_run_validates_the_leaderboard_tuple(problem):
+    """run() accepts the reference generator's layouts and rejects everything else by name.
+
+    On the CPU the only complaint left for a well-formed tuple is the device: proof that the
+    expected dtypes, shapes and strides are those of the leaderboard tuple.
+    """
+    mod = KERNELS[problem]
+    ref = load_problem(problem).reference
+    data = ref.generate_input(m=256, n=256, k=512, l=2, seed=7, device="cpu")
+    with pytest.raises(ValueError, match="expected a CUDA tensor"):
+        mod.run(data)
+    bad = list(data)
+    bad[-1] = data[-1].float()  # c in fp32
+    with pytest.raises(TypeError, match="c: expected dtype"):
+        mod.run(tuple(bad))
+    bad = list(data)
+    bad[0] = data[0].view(torch.uint8).permute(1, 0, 2).contiguous().permute(1, 0, 2)  # a stored K-outer
+    with pytest.raises(ValueError, match="a: expected strides"):
+        mod.run(tuple(bad))
+    bad = list(data)
+    sf_index = 4 if problem == "gemm" else 6
+    bad[sf_index] = data[sf_index].contiguous()  # permuted scales materialised in logical order
+    with pytest.raises(ValueError, match="permuted: expected strides"):
+        mod.run(tuple(bad))
+
+
+def test_no_forbidden_word_in_sm100_sources():
+    """The leaderboard rejects submissions containing this word; the packager inlines these files."""
+    word = "str" + "eam"
+    files = [
+        ROOT / "problems/gemm/kernel_sm100.py",
+        ROOT / "problems/dual_gemm/kernel_sm100.py",
+        Path(__file__),
+        *sorted((ROOT / "shared/cute").glob("sm100_*.py")),
+    ]
+    for f in files:
+        assert word not in f.read_text().lower(), f
+
+
+@pytest.mark.parametrize("problem", list(KERNELS))
+def test_problem_size_is_a_runtime_argument(problem, dump_root):
+    """One binary serves every shape of a config: PTX traced at another shape is identical."""
+    mod = KERNELS[problem]
+    config = mod.choose_config(*SMALL)
+    _, ptx, _ = artifacts(problem, SMALL, dump_root, config=config)
+    out = dump_root / f"{problem}_other_shape"
+    out.mkdir()
+    mod.compile_for(512, 1024, 2048, 3, config=config, options=f"--keep-ptx --dump-dir {out}")
+    (other,) = glob.glob(str(out / "*.ptx"))
+
+    def strip_names(text):  # symbol names embed the traced argument values
+        return re.sub(r"\w*object_at\w*", "", text)
+
+    assert strip_names(Path(other).read_text()) == strip_names(ptx)
+
+
+# ------------------------------------------------------------------------------ B200 tier (sm100)
+# Never run where this file was written (no Blackwell GPU there): these are the first tests to run
+# on a B200. Every manifest test case and one per kernel config, with the leaderboard and the
+# stress generators; the output is poisoned with NaN so that an unwritten element fails.
+def _gpu_cases(problem):
+    cases = [dict(c) for c in load_problem(problem).tests]
+    cases += [dict(m=256, n=512, k=512, l=2, seed=5)]  # batched
+    return cases
+
+
+@pytest.mark.sm100
+@pytest.mark.parametrize("generator", ["generate_input", "generate_stress_input"])
+@pytest.mark.parametrize("problem", list(KERNELS))
+def test_matches_reference_on_b200(problem, generator):
+    from shared.check import check
+
+    prob = load_problem(problem)
+    gen = getattr(prob.reference, generator)
+    for case in _gpu_cases(problem):
+        data = gen(**case, device="cuda")
+        data[-1].fill_(float("nan"))
+        out = KERNELS[problem].run(data)
+        torch.cuda.synchronize()
+        ok, message = check(prob, gen(**case, device="cuda"), out)
+        assert ok, (
+            f"{problem} {case} ({generator}, tile_n={KERNELS[problem].choose_config(**_mnkl(case)).tile_n}): {message}"
+        )
+
+
+def _mnkl(case):
+    return {k: case[k] for k in ("m", "n", "k", "l")}
+
+
+@pytest.mark.parametrize("problem", list(KERNELS))
+def test_compiles_from_the_packaged_single_file(problem, tmp_path):
+    """The leaderboard gets one file (shared/package.py inlines these modules): compile from it."""
+    import sys
+
+    out = tmp_path / "submission.py"
+    subprocess.run(
+        [sys.executable, "-m", "shared.package", problem, "-o", str(out)], cwd=ROOT, check=True, capture_output=True
+    )
+    dump = tmp_path / "dump"
+    dump.mkdir()
+    code = (
+        "import sys; sys.path.insert(0, sys.argv[1]); import submission\n"
+        f"k = submission._BUNDLE.load('problems.{problem}.kernel_sm100')\n"
+        "assert k.__name__.startswith('_nvfp4_bundle'), k.__name__\n"
+        "k.compile_for(256, 1024, 512, 1, options='--keep-ptx --dump-dir ' + sys.argv[2])\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    run = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path), str(dump)], cwd=tmp_path, env=env, capture_output=True, text=True
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    (ptx,) = glob.glob(str(dump / "*.ptx"))
+    assert "kind::mxf4nvf4.block_scale" in Path(ptx).read_text()
