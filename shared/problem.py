@@ -29,8 +29,8 @@ import torch
 import yaml
 
 from shared import scales as sc
-from shared.refmath import block_scaled_products, fp32_matmul  # noqa: F401 - re-exported
 from shared.nvfp4 import FP4_DTYPE, SF_DTYPE, SF_VEC
+from shared.refmath import block_scaled_products, fp32_matmul  # noqa: F401 - re-exported
 
 PROBLEMS_DIR = Path(__file__).resolve().parent.parent / "problems"
 PROBLEM_NAMES = ("gemv", "gemm", "dual_gemm", "group_gemm")

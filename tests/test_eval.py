@@ -109,8 +109,8 @@ def test_case_parser_and_secret_seed():
 @pytest.mark.gpu
 def test_gpu_benchmark_with_graph_metric_and_ceilings(tmp_path):
     out = tmp_path / "r.json"
-    r = run_eval("gemv", "--mode", "benchmark", "--impl", "bf16-predecoded", "--case", "m: 1024; k: 4096; l: 2; seed: 3",
-                 "--graph", "--json", str(out))
+    r = run_eval("gemv", "--mode", "benchmark", "--impl", "bf16-predecoded",
+                 "--case", "m: 1024; k: 4096; l: 2; seed: 3", "--graph", "--json", str(out))
     assert r.returncode == 0, r.stderr
     doc = json.loads(out.read_text())
     case = doc["impls"]["bf16-predecoded"]["cases"][0]

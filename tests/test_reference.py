@@ -10,8 +10,8 @@ import pytest
 import torch
 
 from shared import problem as P
-from shared.check import check_groups, check_tensor
 from shared import scales as S
+from shared.check import check_groups, check_tensor
 from shared.nvfp4 import FP4_DTYPE, SF_DTYPE, as_bytes
 from tests.test_nvfp4 import float64_dequantize
 
@@ -218,7 +218,7 @@ def test_reference_agrees_with_scaled_mm_on_blackwell(name):
     ref = prob.reference
     for case in prob.tests[:4]:
         data = ref.generate_input(**dict(case), device="cuda")
-        from shared.check import check_groups, check_tensor
+        from shared.check import check_tensor
         got = ref.ref_kernel(data)
         want = P.scaled_mm_reference(name, data)
         ok, msg = (check_groups(got, want, 1e-3, 1e-3) if isinstance(want, list)
