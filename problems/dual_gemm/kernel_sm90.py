@@ -1,0 +1,47 @@
+"""Hopper (sm_90a) fused dual GEMM: C = fp16(silu(A . B1^T) * (A . B2^T)), block-scaled NVFP4.
+
+One launch, no intermediate tensor: each CTA loads A (and its scales) once per K tile and uses it for
+both products; the two fp32 accumulators of a thread cover the same (n, m) positions, so
+silu(acc1) * acc2 is formed in registers and stored once as fp16.
+
+Mainloop (TMA producer warp, A-decoder warps, consumer warpgroups with B1/B2 decoded straight into
+wgmma register fragments, exact FP4 x E4M3 -> fp16, fp16 wgmma with fp32 accumulation) is shared
+with `gemm` and described in shared/cute/sm90_blockscaled_mainloop.py.
+
+Constraints (can_implement): L = 1, K % 256 == 0, M % tile_m == 0, N % 64 == 0, the leaderboard
+layouts. Run and time: `python problems/dual_gemm/tune_sm90.py` on an H100 (prints a table).
+"""
+
+from __future__ import annotations
+
+import cutlass.cute as cute
+
+from shared.cute.sm90_blockscaled_mainloop import Sm90BlockScaledGemm, Sm90Config, fast_silu_mul
+
+
+class DualGemmSm90(Sm90BlockScaledGemm):
+    """Two B operands sharing A; epilogue silu(P1) * P2 in fp32."""
+
+    num_b = 2
+
+    def __init__(self, config: Sm90Config):
+        super().__init__(config)
+
+    @staticmethod
+    def can_implement(m: int, n: int, k: int, l: int, config: Sm90Config) -> bool:
+        return Sm90BlockScaledGemm.shape_error(m, n, k, l, config) is None
+
+    @cute.jit
+    def epilogue_value(self, accs, i):
+        return fast_silu_mul(accs[0][i], accs[1][i])
+
+
+def run(data, config: Sm90Config | None = None):
+    """custom_kernel entry on an sm_90 device: the leaderboard tuple -> c (written in place)."""
+    from problems.dual_gemm.config import choose_sm90
+    from shared.cute.sm90_blockscaled_mainloop import launch_sm90
+
+    a, b1, b2, sfa, sfb1, sfb2, _, _, _, c = data
+    if config is None:
+        config = choose_sm90(a.shape[0], b1.shape[0], 2 * a.shape[1])
+    return launch_sm90(DualGemmSm90, config, a, (b1, b2), sfa, (sfb1, sfb2), c)

@@ -1,0 +1,44 @@
+"""Hopper (sm_90a) block-scaled NVFP4 GEMM: C = fp16(A . B^T).
+
+FP4 values and E4M3 scales are decoded exactly to fp16 inside the kernel (B straight into wgmma
+register fragments, A once per CTA into a swizzled shared-memory ring) and multiplied with fp16
+wgmma into fp32 accumulators; the epilogue rounds once to fp16. The mainloop is shared with
+`dual_gemm` and described in shared/cute/sm90_blockscaled_mainloop.py.
+
+Constraints (can_implement): L = 1, K % 256 == 0, M % tile_m == 0, N % 64 == 0, the leaderboard
+layouts. Run and time: `python problems/dual_gemm/tune_sm90.py gemm` on an H100.
+"""
+
+from __future__ import annotations
+
+import cutlass.cute as cute
+
+from shared.cute.sm90_blockscaled_mainloop import Sm90BlockScaledGemm, Sm90Config
+
+
+class GemmSm90(Sm90BlockScaledGemm):
+    """One B operand; epilogue = the fp32 accumulator."""
+
+    num_b = 1
+
+    def __init__(self, config: Sm90Config):
+        super().__init__(config)
+
+    @staticmethod
+    def can_implement(m: int, n: int, k: int, l: int, config: Sm90Config) -> bool:
+        return Sm90BlockScaledGemm.shape_error(m, n, k, l, config) is None
+
+    @cute.jit
+    def epilogue_value(self, accs, i):
+        return accs[0][i]
+
+
+def run(data, config: Sm90Config | None = None):
+    """custom_kernel entry on an sm_90 device: the leaderboard tuple -> c (written in place)."""
+    from problems.gemm.config import choose_sm90
+    from shared.cute.sm90_blockscaled_mainloop import launch_sm90
+
+    a, b, sfa, sfb, _, _, c = data
+    if config is None:
+        config = choose_sm90(a.shape[0], b.shape[0], 2 * a.shape[1])
+    return launch_sm90(GemmSm90, config, a, (b,), sfa, (sfb,), c)

@@ -1,0 +1,695 @@
+"""Hopper (sm_90a) block-scaled NVFP4 GEMM machinery shared by `gemm` and `dual_gemm`.
+
+Hopper has no FP4 tensor cores, so both operands are decoded exactly to fp16 inside the kernel and
+multiplied with fp16 wgmma into fp32 accumulators. Why fp16 and not bf16: an E2M1 value (2
+significant bits, 0.5..6) times an E4M3 scale (4 significant bits, 2^-9..448) needs at most 6
+significant bits and lies in [2^-10, 2688]: inside fp16's *normal* range, so fp16 holds it exactly
+(bf16 would too), and the decode below is shorter in fp16. The fp16 x fp16 products are exact in
+the fp32 accumulator. FP8 wgmma is not exact (an E2M1 x E4M3 product does not fit E4M3).
+
+Roles. The GEMM is computed transposed, D[n, m] = sum_k B[n, k] A[m, k]: the big operand B (N rows,
+one or two of them) is the wgmma A operand, decoded straight into registers (register-sourced
+wgmma, no shared-memory round trip); the small operand A (M rows) is the wgmma B operand, decoded
+once per CTA into a 128B-swizzled fp16 K-major shared-memory ring that every consumer warpgroup
+reads. CTA = n_dwg + n_cwg warpgroups:
+  warp 0                TMA producer: packed FP4 bytes of A and B (128B-swizzled, one 256-K tile
+                        per stage = 128 bytes per row) and their plain E4M3 scales (16 bytes per
+                        row per stage) into an S-stage ring (mbarrier pipeline `ld`).
+  the other 4*n_dwg-1 warps of the first n_dwg warpgroups: A decoders, each 256-K stage -> four
+                        64-K fp16 sub-tiles of A in the `a16` ring (with `a_batch`, a whole stage
+                        per proxy fence and barrier hand-off: measured 7-15% faster overall).
+  the last n_cwg warpgroups: consumers, 64 rows of each B per warpgroup; per 32-K chunk decode the
+                        warpgroup's B fragments into registers (2 register sets, so the decode of
+                        chunk j+1 overlaps the wgmma of chunk j), wgmma m64 x tile_m x k16, then
+                        the epilogue straight from registers (C is written through a transposed view).
+setmaxnreg moves registers from the decoder warpgroups to the consumers (min_blocks_per_mp=1 lets
+ptxas know the count at entry).
+
+K order. A GEMM may visit K in any order as long as A and B use the same one. Inside every 32-K
+chunk (16 bytes per row = 4 words of 8 nibbles) word c, nibble pair (j, j+4) lands at fp16 positions
+8j + 2c + {0, 1}. That makes one decode step "nibbles j and j+4 of a word -> an f16x2 pair" (one
+shift aligns both halves), lets a consumer thread read exactly its own word c (the wgmma fragment
+columns 2c, 2c+1, 2c+8, 2c+9), and lets a decoder thread turn one 16-byte load into four 16-byte
+stores.
+
+Decode of one pair: with r = word shifted so that nibble j sits at bits 9..12 (and j+4 at 25..28),
+(r & 0x0E000E00) | ((r & 0x10001000) << 3) is an f16x2 whose halves equal e2m1 * 2^-14 (the E2M1
+exponent/mantissa bits become the fp16 exponent/mantissa bits, including the subnormal 0.5; the sign
+moves to bit 15); then either (default) * 2^14 * scale, two exact fp16 multiplies, or (`single_mul`)
+one multiply by scale * 2^7, giving e2m1 * scale * 2^-7: still exact (>= 2^-17 with <= 6
+significant bits: an fp16 subnormal at worst, last bit >= 2^-22), and the fp32 sums are multiplied
+by 2^14 before the epilogue (exact). Checked on the H100 with the stress generators (scales down
+to 2^-9, i.e. subnormal fp16 operands).
+
+A ptxas pitfall, kept fixed by tests: with a wait_group placed after the K loop, ptxas scheduled the
+epilogue's fp32 -> fp16 conversions of the accumulators above it (reading the last group's
+accumulators before they were final: wrong results for GEMM, deterministic). The last K tile
+therefore drains with wait_group(0) inside the loop; tests/sm90_common.py scans the SASS for any
+accumulator access while an HGMMA group may be pending.
+
+Constraints: K % 256 == 0, M % Mt == 0, N % (64 * n_cwg) == 0, L == 1, the leaderboard layouts
+(K-major packed values, plain [rows, K/16] scales). Nothing here writes an intermediate tensor.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import cutlass
+import cutlass.cute as cute
+import cutlass.pipeline as pipeline
+import cutlass.utils.hopper_helpers as sm90_utils
+from cutlass import Float16, Float32, Int32, Uint8
+from cutlass._mlir import ir
+from cutlass._mlir.dialects import llvm
+from cutlass.cute.nvgpu import cpasync, warpgroup
+from cutlass.cutlass_dsl import T, dsl_user_op
+
+K_TILE = 256  # K per pipeline stage: 128 bytes of packed FP4 per row, 16 scale bytes per row
+K_SUB = 64  # K per decoded fp16 sub-tile of A: one 128-byte swizzle atom row
+ROW_BYTES = K_TILE // 2
+SF_ROW_BYTES = K_TILE // 16
+
+
+@dataclass(frozen=True)
+class Sm90Config:
+    """Static tuning knobs of the Hopper kernels (one compiled kernel per distinct config).
+
+    tile_m: problem-M rows per CTA (= wgmma N; 64, 128 or 256 and at most 128 for two B operands).
+    n_cwg: consumer warpgroups; each owns 64 problem-N rows, so the CTA covers 64 * n_cwg of N.
+    n_dwg: warpgroups of TMA warp + A-decoder warps (4 * n_dwg - 1 decoder warps).
+    stages: packed-FP4 pipeline depth (256 K per stage). a_slots: decoded-A ring depth (64 K each).
+    consumer_regs / producer_regs: setmaxnreg targets of consumer / decoder warpgroups (the sum
+    over warpgroups must fit the 64K-register file).
+    wgmma_depth: wgmma groups left in flight while the next 32-K chunk of B decodes (0 or 1).
+    single_mul: one fp16 multiply per decoded pair (operands carry 2^-7, undone in fp32).
+    a_batch: decoders publish a whole stage at a time (needs a_slots >= 8, a multiple of 4).
+    a_unroll: unroll factor of the decoders' loop (with a_batch). debug_skip: timing experiments.
+    """
+
+    tile_m: int = 128
+    n_cwg: int = 1
+    n_dwg: int = 1  # warpgroups of warp 0 (TMA) + A decoders (the other 4 * n_dwg - 1 warps)
+    stages: int = 3
+    a_slots: int = 4
+    consumer_regs: int = 232
+    producer_regs: int = 40
+    wgmma_depth: int = 1
+    single_mul: bool = False
+    a_unroll: int = 1
+    a_batch: bool = False
+    debug_skip: int = 0  # wrong results, timing only: bit 0 = skip the A decode, bit 1 = the B decode
+
+    @property
+    def tile_n(self) -> int:
+        return 64 * self.n_cwg
+
+    @property
+    def threads(self) -> int:
+        return 128 * (self.n_dwg + self.n_cwg)
+
+    @property
+    def decoder_threads(self) -> int:
+        return 128 * self.n_dwg - 32
+
+    def smem_bytes(self, num_b: int) -> int:
+        per_stage = (self.tile_m + num_b * self.tile_n) * (ROW_BYTES + SF_ROW_BYTES)
+        return per_stage * self.stages + self.a_slots * self.tile_m * K_SUB * 2 + 1024 * 6
+
+    def check(self, num_b: int) -> None:
+        if self.tile_m not in (64, 128, 256):
+            raise ValueError(f"Sm90Config.tile_m must be 64, 128 or 256, got {self.tile_m}")
+        if num_b * self.tile_m > 256:
+            raise ValueError(f"Sm90Config: {num_b} accumulators of 64 x {self.tile_m} do not fit registers")
+        if self.n_cwg not in (1, 2):
+            raise ValueError(f"Sm90Config.n_cwg must be 1 or 2, got {self.n_cwg}")
+        if self.n_dwg not in (1, 2, 3):
+            raise ValueError(f"Sm90Config.n_dwg must be 1, 2 or 3, got {self.n_dwg}")
+        if 128 * (self.n_dwg * self.producer_regs + self.n_cwg * self.consumer_regs) > 65536:
+            raise ValueError(f"Sm90Config {self}: setmaxnreg targets exceed the 64K-register file")
+        if self.wgmma_depth not in (0, 1):
+            raise ValueError(f"Sm90Config.wgmma_depth must be 0 or 1, got {self.wgmma_depth}")
+        if self.a_batch and (self.a_slots % 4 or self.a_slots < 8):
+            # the consumers hand a sub-tile back only once they work on the next one, so the
+            # decoders must be able to take a whole stage (4 slots) while 4 are still held
+            raise ValueError("Sm90Config.a_batch needs a_slots = 8, 12, ... (4 would deadlock)")
+        if self.stages < 2 or self.a_slots < 2:
+            raise ValueError("Sm90Config: need at least 2 stages and 2 decoded-A slots")
+        if self.smem_bytes(num_b) > 227 * 1024:
+            raise ValueError(f"Sm90Config {self}: {self.smem_bytes(num_b)} bytes of shared memory > 227 KiB")
+
+
+# --------------------------------------------------------------------------------------------
+# PTX helpers (inline asm): shared-memory access and the exact FP4 x E4M3 -> fp16 decode
+# --------------------------------------------------------------------------------------------
+
+
+def _asm(ret, args, text, constraints, side_effects, loc, ip):
+    return llvm.inline_asm(
+        ret, args, text, constraints, has_side_effects=side_effects, is_align_stack=False,
+        asm_dialect=llvm.AsmDialect.AD_ATT, loc=loc, ip=ip,
+    )
+
+
+def _ir(x, loc, ip):
+    return Int32(x).ir_value(loc=loc, ip=ip)
+
+
+def _unpack(res, n, loc, ip):
+    i32 = T.i32()
+    return [Int32(llvm.extractvalue(i32, res, [i], loc=loc, ip=ip)) for i in range(n)]
+
+
+def _struct(n):
+    return ir.Type.parse("!llvm.struct<(" + ", ".join(["i32"] * n) + ")>")
+
+
+# Shared-memory loads are marked as having side effects so that they are never hoisted above the
+# mbarrier wait that makes the data valid.
+@dsl_user_op
+def lds_u32(addr: Int32, *, loc=None, ip=None) -> Int32:
+    return Int32(_asm(T.i32(), [_ir(addr, loc, ip)], "ld.shared.b32 $0, [$1];", "=r,r", True, loc, ip))
+
+
+@dsl_user_op
+def lds_u8(addr: Int32, *, loc=None, ip=None) -> Int32:
+    return Int32(_asm(T.i32(), [_ir(addr, loc, ip)], "ld.shared.u8 $0, [$1];", "=r,r", True, loc, ip))
+
+
+@dsl_user_op
+def lds_u16(addr: Int32, *, loc=None, ip=None) -> Int32:
+    return Int32(_asm(T.i32(), [_ir(addr, loc, ip)], "ld.shared.u16 $0, [$1];", "=r,r", True, loc, ip))
+
+
+@dsl_user_op
+def lds_v4(addr: Int32, *, loc=None, ip=None):
+    res = _asm(_struct(4), [_ir(addr, loc, ip)], "ld.shared.v4.b32 {$0, $1, $2, $3}, [$4];",
+               "=r,=r,=r,=r,r", True, loc, ip)
+    return _unpack(res, 4, loc, ip)
+
+
+@dsl_user_op
+def sts_v4(addr: Int32, v0: Int32, v1: Int32, v2: Int32, v3: Int32, *, loc=None, ip=None) -> None:
+    _asm(None, [_ir(addr, loc, ip)] + [_ir(v, loc, ip) for v in (v0, v1, v2, v3)],
+         "st.shared.v4.b32 [$0], {$1, $2, $3, $4};", "r,r,r,r,r", True, loc, ip)
+
+
+# 2^7 in both fp16 halves: with `single_mul` the scale is pre-multiplied by it (448 * 2^7 < 65504).
+_F16X2_2POW7 = "0x58005800"
+
+
+@dsl_user_op
+def e4m3_to_f16x2(byte: Int32, single: bool = False, *, loc=None, ip=None) -> Int32:
+    """One E4M3 scale (low byte of `byte`) -> the same fp16 value in both halves (exact), times 2^7
+    when `single`."""
+    post = f"mov.b32 k, {_F16X2_2POW7};\n\tmul.rn.f16x2 $0, t, k;}}" if single else "mov.b32 $0, t;}"
+    return Int32(_asm(
+        T.i32(), [_ir(byte, loc, ip)],
+        "{.reg .b32 d, t, k; .reg .b16 lo, hi;\n\t"
+        "prmt.b32 d, $1, 0, 0x4400;\n\t"  # bytes [b, b, 0, 0]
+        "mov.b32 {lo, hi}, d;\n\t"
+        "cvt.rn.f16x2.e4m3x2 t, lo;\n\t" + post,
+        "=r,r", False, loc, ip))
+
+
+@dsl_user_op
+def e4m3x2_to_f16x2_pair(two: Int32, single: bool = False, *, loc=None, ip=None):
+    """Two E4M3 scales (bytes 0 and 1) -> (f16x2 of scale 0 twice, f16x2 of scale 1 twice), times 2^7
+    when `single`."""
+    post = (f"mov.b32 k, {_F16X2_2POW7};\n\tmul.rn.f16x2 $0, t0, k;\n\tmul.rn.f16x2 $1, t1, k;}}" if single
+            else "mov.b32 $0, t0;\n\tmov.b32 $1, t1;}")
+    res = _asm(
+        _struct(2), [_ir(two, loc, ip)],
+        "{.reg .b32 d, t0, t1, k; .reg .b16 lo, hi;\n\t"
+        "prmt.b32 d, $2, 0, 0x1100;\n\t"  # bytes [b0, b0, b1, b1]
+        "mov.b32 {lo, hi}, d;\n\t"
+        "cvt.rn.f16x2.e4m3x2 t0, lo;\n\t"
+        "cvt.rn.f16x2.e4m3x2 t1, hi;\n\t" + post,
+        "=r,=r,r", False, loc, ip)
+    return _unpack(res, 2, loc, ip)
+
+
+# Per pair j the word is shifted so that nibble j lands at bits 9..12 (shift left 9 - 4j; j = 3 is
+# a right shift by 3); the same shift puts nibble j + 4 at bits 25..28.
+_PAIR_SHIFT = ("shl.b32 r, $4, 9;", "shl.b32 r, $4, 5;", "shl.b32 r, $4, 1;", "shr.u32 r, $4, 3;")
+
+
+@dsl_user_op
+def decode_e2m1x8_f16(word: Int32, scale: Int32, single: bool = False, *, loc=None, ip=None):
+    """8 E2M1 codes (one 32-bit word) times an f16x2 scale -> 4 f16x2: (n0,n4), (n1,n5), (n2,n6), (n3,n7).
+
+    Default: exactly e2m1 * scale (normal fp16). `single` (scale pre-multiplied by 2^7): one multiply,
+    result e2m1 * scale * 2^-7, still exact but possibly an fp16 subnormal (>= 2^-17 with <= 6
+    significant bits, so the last bit is >= 2^-22 > 2^-24)."""
+    body = ["{.reg .b32 r, m, s, k;", "mov.b32 k, 0x74007400;"]  # 2^14 in both fp16 halves
+    for j in range(4):
+        body += [
+            _PAIR_SHIFT[j],
+            "and.b32 m, r, 0x0E000E00;",  # exponent + mantissa of both codes
+            "and.b32 s, r, 0x10001000;",  # their signs, 3 bits below fp16's sign bit
+            "shl.b32 s, s, 3;",
+            "or.b32 m, m, s;",  # = e2m1 * 2^-14 (fp16, subnormal for 0.5: exact)
+        ]
+        if single:
+            body.append(f"mul.rn.f16x2 ${j}, m, $5;")
+        else:
+            body += [
+                "mul.rn.f16x2 m, m, k;",  # = e2m1, exact
+                f"mul.rn.f16x2 ${j}, m, $5;",  # = e2m1 * scale, exact (6 significant bits, normal range)
+            ]
+    body.append("}")
+    res = _asm(_struct(4), [_ir(word, loc, ip), _ir(scale, loc, ip)], "\n\t".join(body),
+               "=r,=r,=r,=r,r,r", False, loc, ip)
+    return _unpack(res, 4, loc, ip)
+
+
+@dsl_user_op
+def fast_silu_mul(x: Float32, y: Float32, *, loc=None, ip=None) -> Float32:
+    """silu(x) * y = x * y / (1 + 2^(-x log2 e)) in fp32 (ex2.approx and rcp.approx: ~1e-7 relative)."""
+    return Float32(_asm(
+        T.f32(), [Float32(x).ir_value(loc=loc, ip=ip), Float32(y).ir_value(loc=loc, ip=ip)],
+        "{.reg .f32 t;\n\t"
+        "mul.f32 t, $1, 0fBFB8AA3B;\n\t"  # -log2(e) * x
+        "ex2.approx.ftz.f32 t, t;\n\t"
+        "add.f32 t, t, 0f3F800000;\n\t"
+        "rcp.approx.ftz.f32 t, t;\n\t"
+        "mul.f32 t, t, $1;\n\t"
+        "mul.f32 $0, t, $2;}",
+        "=f,f,f", False, loc, ip))
+
+
+# --------------------------------------------------------------------------------------------
+# The kernel (host side and device side); problems supply the epilogue via `epilogue_value`
+# --------------------------------------------------------------------------------------------
+
+
+class Sm90BlockScaledGemm:
+    """Fused block-scaled NVFP4 GEMM with `num_b` B operands sharing A (1: GEMM, 2: dual GEMM).
+
+    Subclasses set `num_b` and define `epilogue_value(self, accs, i) -> Float32` (element i of the
+    accumulator fragments -> the value written to C as fp16).
+    """
+
+    num_b = 1
+
+    def __init__(self, config: Sm90Config):
+        config.check(self.num_b)
+        self.cfg = config
+        self.tile_m = config.tile_m
+        self.tile_n = config.tile_n
+        self.n_cwg = config.n_cwg
+        self.stages = config.stages
+        self.a_slots = config.a_slots
+
+    @staticmethod
+    def shape_error(m: int, n: int, k: int, l: int, config: Sm90Config) -> str | None:
+        """None when the kernel with `config` takes this shape, else the reason."""
+        if l != 1:
+            return f"L must be 1, got {l}"
+        if k % K_TILE:
+            return f"K must be a multiple of {K_TILE}, got {k}"
+        if m % config.tile_m:
+            return f"M must be a multiple of tile_m={config.tile_m}, got {m}"
+        if n % config.tile_n:
+            return f"N must be a multiple of 64 * n_cwg = {config.tile_n}, got {n}"
+        return None
+
+    # ---------------------------------------------------------------- host
+    def _smem_layouts(self):
+        # Packed FP4 bytes: rows of 128 bytes, 128B swizzle (16-byte chunk ^= row % 8), so that
+        # eight consecutive rows read at the same K hit eight different bank groups.
+        u8_atom = cute.make_composed_layout(
+            cute.make_swizzle(3, 4, 3), 0, cute.make_layout((8, ROW_BYTES), stride=(ROW_BYTES, 1)))
+        self.sA4_layout = cute.tile_to_shape(u8_atom, (self.tile_m, ROW_BYTES, self.stages), order=(0, 1, 2))
+        self.sB4_layout = cute.tile_to_shape(u8_atom, (self.tile_n, ROW_BYTES, self.stages), order=(0, 1, 2))
+        self.sSFA_layout = cute.make_layout(
+            (self.tile_m, SF_ROW_BYTES, self.stages), stride=(SF_ROW_BYTES, 1, self.tile_m * SF_ROW_BYTES))
+        self.sSFB_layout = cute.make_layout(
+            (self.tile_n, SF_ROW_BYTES, self.stages), stride=(SF_ROW_BYTES, 1, self.tile_n * SF_ROW_BYTES))
+        f16_atom = warpgroup.make_smem_layout_atom(warpgroup.SmemLayoutAtomKind.K_SW128, Float16)
+        self.sA16_layout = cute.tile_to_shape(f16_atom, (self.tile_m, K_SUB, self.a_slots), order=(0, 1, 2))
+
+    @cute.jit
+    def __call__(self, pA: cute.Pointer, pB1: cute.Pointer, pB2: cute.Pointer, pSFA: cute.Pointer,
+                 pSFB1: cute.Pointer, pSFB2: cute.Pointer, pC: cute.Pointer,
+                 m: Int32, n: Int32, k_tiles: Int32):
+        """Launch on raw device pointers (L = 1); k_tiles = K / 256."""
+        self._smem_layouts()
+        row_b = k_tiles * ROW_BYTES  # written as products so that TMA sees 16-byte-divisible strides
+        row_sf = k_tiles * SF_ROW_BYTES
+        mA = cute.make_tensor(pA, cute.make_layout((m, row_b), stride=(row_b, 1)))
+        mSFA = cute.make_tensor(pSFA, cute.make_layout((m, row_sf), stride=(row_sf, 1)))
+        mB1 = cute.make_tensor(pB1, cute.make_layout((n, row_b), stride=(row_b, 1)))
+        mSFB1 = cute.make_tensor(pSFB1, cute.make_layout((n, row_sf), stride=(row_sf, 1)))
+        mB2 = cute.make_tensor(pB2, cute.make_layout((n, row_b), stride=(row_b, 1)))
+        mSFB2 = cute.make_tensor(pSFB2, cute.make_layout((n, row_sf), stride=(row_sf, 1)))
+        # C is written transposed from the D[n, m] accumulators: view it as (n, m) with stride (1, n).
+        mCt = cute.make_tensor(pC, cute.make_layout((n, m), stride=(1, n)))
+
+        g2s = cpasync.CopyBulkTensorTileG2SOp()
+        one = lambda lay: cute.slice_(lay, (None, None, 0))  # noqa: E731
+        tma_a, gA = cpasync.make_tiled_tma_atom(g2s, mA, one(self.sA4_layout), (self.tile_m, ROW_BYTES))
+        tma_sfa, gSFA = cpasync.make_tiled_tma_atom(g2s, mSFA, one(self.sSFA_layout), (self.tile_m, SF_ROW_BYTES))
+        tma_b1, gB1 = cpasync.make_tiled_tma_atom(g2s, mB1, one(self.sB4_layout), (self.tile_n, ROW_BYTES))
+        tma_sfb1, gSFB1 = cpasync.make_tiled_tma_atom(g2s, mSFB1, one(self.sSFB_layout), (self.tile_n, SF_ROW_BYTES))
+        tma_b2, gB2 = cpasync.make_tiled_tma_atom(g2s, mB2, one(self.sB4_layout), (self.tile_n, ROW_BYTES))
+        tma_sfb2, gSFB2 = cpasync.make_tiled_tma_atom(g2s, mSFB2, one(self.sSFB_layout), (self.tile_n, SF_ROW_BYTES))
+
+        tiled_mma = sm90_utils.make_trivial_tiled_mma(
+            Float16, Float16, warpgroup.OperandMajorMode.K, warpgroup.OperandMajorMode.K, Float32,
+            (1, 1, 1), tiler_mn=(64, self.tile_m), a_source=warpgroup.OperandSource.RMEM)
+
+        nb = self.num_b
+        S, R = self.stages, self.a_slots
+
+        @cute.struct
+        class SharedStorage:
+            ld_mbar: cute.struct.MemRange[cutlass.Int64, 2 * S]
+            a16_mbar: cute.struct.MemRange[cutlass.Int64, 2 * R]
+            sA4: cute.struct.Align[cute.struct.MemRange[Uint8, cute.cosize(self.sA4_layout)], 1024]
+            sB4: cute.struct.Align[cute.struct.MemRange[Uint8, cute.cosize(self.sB4_layout) * nb], 1024]
+            sA16: cute.struct.Align[cute.struct.MemRange[Float16, cute.cosize(self.sA16_layout)], 1024]
+            sSFA: cute.struct.Align[cute.struct.MemRange[Uint8, cute.cosize(self.sSFA_layout)], 128]
+            sSFB: cute.struct.Align[cute.struct.MemRange[Uint8, cute.cosize(self.sSFB_layout) * nb], 128]
+
+        self.shared_storage = SharedStorage
+        grid = (m // self.tile_m, n // self.tile_n, 1)
+        self.kernel(tma_a, gA, tma_sfa, gSFA, tma_b1, gB1, tma_sfb1, gSFB1, tma_b2, gB2, tma_sfb2, gSFB2,
+                    mCt, tiled_mma, k_tiles).launch(grid=grid, block=[self.cfg.threads, 1, 1],
+                                                  min_blocks_per_mp=1)
+
+    # ---------------------------------------------------------------- device
+    @cute.kernel
+    def kernel(self, tma_a: cute.CopyAtom, gA_full: cute.Tensor, tma_sfa: cute.CopyAtom, gSFA_full: cute.Tensor,
+               tma_b1: cute.CopyAtom, gB1_full: cute.Tensor, tma_sfb1: cute.CopyAtom, gSFB1_full: cute.Tensor,
+               tma_b2: cute.CopyAtom, gB2_full: cute.Tensor, tma_sfb2: cute.CopyAtom, gSFB2_full: cute.Tensor,
+               mCt: cute.Tensor, tiled_mma: cute.TiledMma, k_tiles: Int32):
+        nb = self.num_b
+        tile_m, tile_n = self.tile_m, self.tile_n
+        sm = self.cfg.single_mul
+        skip = self.cfg.debug_skip
+        self._smem_layouts()  # static layouts, rebuilt inside the kernel's region
+        tidx, _, _ = cute.arch.thread_idx()
+        warp = cute.arch.make_warp_uniform(cute.arch.warp_idx())
+        wg = warp // 4
+        bid_m, bid_n, _ = cute.arch.block_idx()
+
+        smem = cutlass.utils.SmemAllocator()
+        st = smem.allocate(self.shared_storage)
+        sA4 = st.sA4.get_tensor(self.sA4_layout.outer, swizzle=self.sA4_layout.inner)
+        sB4_all = st.sB4.get_tensor(cute.make_layout(cute.cosize(self.sB4_layout) * nb))
+        sSFA = st.sSFA.get_tensor(self.sSFA_layout)
+        sSFB_all = st.sSFB.get_tensor(cute.make_layout(cute.cosize(self.sSFB_layout) * nb))
+        sA16 = st.sA16.get_tensor(self.sA16_layout.outer, swizzle=self.sA16_layout.inner)
+        b_bytes = cute.cosize(self.sB4_layout)
+        sfb_bytes = cute.cosize(self.sSFB_layout)
+        sB4 = [cute.make_tensor(cute.recast_ptr(sB4_all.iterator + b * b_bytes, self.sB4_layout.inner, dtype=Uint8),
+                                self.sB4_layout.outer) for b in range(nb)]
+        sSFB = [cute.make_tensor(sSFB_all.iterator + b * sfb_bytes, self.sSFB_layout) for b in range(nb)]
+
+        # Raw shared addresses for the hand-written decode (the swizzle is applied by hand below).
+        a4_base = sA4.iterator.toint()
+        b4_base = sB4_all.iterator.toint()
+        sfa_base = sSFA.iterator.toint()
+        sfb_base = sSFB_all.iterator.toint()
+        a16_base = sA16.iterator.toint()
+        a4_stage = tile_m * ROW_BYTES
+        b4_stage = tile_n * ROW_BYTES
+        sfa_stage = tile_m * SF_ROW_BYTES
+        sfb_stage = tile_n * SF_ROW_BYTES
+        a16_slot = tile_m * K_SUB * 2
+
+        tx_bytes = (tile_m + nb * tile_n) * (ROW_BYTES + SF_ROW_BYTES)
+        n_consumer_warps = 4 * self.n_cwg
+        n_dec = self.cfg.decoder_threads
+        ld_pipe = pipeline.PipelineTmaAsync.create(
+            barrier_storage=st.ld_mbar.data_ptr(), num_stages=self.stages,
+            producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread),
+            # one arrive per releasing warp: every decoder warp and every consumer warp
+            consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, n_dec // 32 + n_consumer_warps),
+            tx_count=tx_bytes, cta_layout_vmnk=cute.make_layout((1, 1, 1, 1)))
+        a16_pipe = pipeline.PipelineAsync.create(
+            barrier_storage=st.a16_mbar.data_ptr(), num_stages=self.a_slots,
+            producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, n_dec),
+            consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 32 * n_consumer_warps))
+
+        if wg < self.cfg.n_dwg:
+            cute.arch.setmaxregister_decrease(self.cfg.producer_regs)
+            if warp == 0:
+                # ---------------- TMA producer
+                cpasync.prefetch_descriptor(tma_a)
+                cpasync.prefetch_descriptor(tma_b1)
+                gA = cute.local_tile(gA_full, (tile_m, ROW_BYTES), (bid_m, None))
+                gSFA = cute.local_tile(gSFA_full, (tile_m, SF_ROW_BYTES), (bid_m, None))
+                tAsA, tAgA = cpasync.tma_partition(tma_a, 0, cute.make_layout(1), cute.group_modes(sA4, 0, 2),
+                                                   cute.group_modes(gA, 0, 2))
+                tSsSFA, tSgSFA = cpasync.tma_partition(tma_sfa, 0, cute.make_layout(1),
+                                                       cute.group_modes(sSFA, 0, 2), cute.group_modes(gSFA, 0, 2))
+                tma_bs = (tma_b1, tma_b2)
+                tma_sfbs = (tma_sfb1, tma_sfb2)
+                gBs = (gB1_full, gB2_full)
+                gSFBs = (gSFB1_full, gSFB2_full)
+                parts = []
+                for b in cutlass.range_constexpr(nb):
+                    gB = cute.local_tile(gBs[b], (tile_n, ROW_BYTES), (bid_n, None))
+                    gSFB = cute.local_tile(gSFBs[b], (tile_n, SF_ROW_BYTES), (bid_n, None))
+                    tBsB, tBgB = cpasync.tma_partition(tma_bs[b], 0, cute.make_layout(1),
+                                                       cute.group_modes(sB4[b], 0, 2), cute.group_modes(gB, 0, 2))
+                    tTsSFB, tTgSFB = cpasync.tma_partition(tma_sfbs[b], 0, cute.make_layout(1),
+                                                           cute.group_modes(sSFB[b], 0, 2),
+                                                           cute.group_modes(gSFB, 0, 2))
+                    parts.append((tBsB, tBgB, tTsSFB, tTgSFB))
+                prod = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, self.stages)
+                for kt in cutlass.range(k_tiles, unroll=1):
+                    ld_pipe.producer_acquire(prod)
+                    bar = ld_pipe.producer_get_barrier(prod)
+                    cute.copy(tma_a, tAgA[(None, kt)], tAsA[(None, prod.index)], tma_bar_ptr=bar)
+                    cute.copy(tma_sfa, tSgSFA[(None, kt)], tSsSFA[(None, prod.index)], tma_bar_ptr=bar)
+                    for b in cutlass.range_constexpr(nb):
+                        tBsB, tBgB, tTsSFB, tTgSFB = parts[b]
+                        cute.copy(tma_bs[b], tBgB[(None, kt)], tBsB[(None, prod.index)], tma_bar_ptr=bar)
+                        cute.copy(tma_sfbs[b], tTgSFB[(None, kt)], tTsSFB[(None, prod.index)], tma_bar_ptr=bar)
+                    ld_pipe.producer_commit(prod)
+                    prod.advance()
+            else:
+                # ---------------- A decoders (warps 1 .. 4*n_dwg-1): 256-K stage -> four 64-K fp16 sub-tiles
+                dt = tidx - 32
+                ld_state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, self.stages)
+                a_state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, self.a_slots)
+                a_com = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, self.a_slots)
+                for _kt in cutlass.range(k_tiles, unroll=1):
+                    ld_pipe.consumer_wait(ld_state)
+                    src_stage = a4_base + ld_state.index * a4_stage
+                    sf_stage = sfa_base + ld_state.index * sfa_stage
+                    if cutlass.const_expr(self.cfg.a_batch):
+                        # the whole stage at once: one proxy fence per 256 K instead of per 64 K
+                        # (4 consecutive ring slots; the ring holds a multiple of 4)
+                        a16_pipe.producer_acquire(a_state)
+                        slot0 = a_state.index
+                        a_state.advance()
+                        for _sub in cutlass.range_constexpr(3):
+                            a16_pipe.producer_acquire(a_state)
+                            a_state.advance()
+                        for u in cutlass.range(dt, 0 if skip & 1 else 8 * tile_m, n_dec, unroll=self.cfg.a_unroll):
+                            row = u % tile_m
+                            ch = u // tile_m
+                            self._decode_a_unit(src_stage, sf_stage, a16_base + (slot0 + ch // 2) * a16_slot,
+                                                row, ch, ch % 2, sm)
+                        cute.arch.fence_proxy("async.shared", space="cta")
+                        for _sub in cutlass.range_constexpr(4):
+                            a16_pipe.producer_commit(a_com)
+                            a_com.advance()
+                    else:
+                        for sub in cutlass.range_constexpr(4):
+                            a16_pipe.producer_acquire(a_state)
+                            dst_slot = a16_base + a_state.index * a16_slot
+                            # unit u: row = u % tile_m, 32-K chunk q = u // tile_m of this sub-tile;
+                            # consecutive threads take consecutive rows (conflict-free 16-byte accesses)
+                            for u in cutlass.range(dt, 0 if skip & 1 else 2 * tile_m, n_dec, unroll=1):
+                                row = u % tile_m
+                                q = u // tile_m
+                                self._decode_a_unit(src_stage, sf_stage, dst_slot, row, sub * 2 + q, q, sm)
+                            # generic-proxy stores -> visible to the wgmma (async proxy) reads
+                            cute.arch.fence_proxy("async.shared", space="cta")
+                            a16_pipe.producer_commit(a_state)
+                            a_state.advance()
+                    ld_pipe.consumer_release(ld_state)
+                    ld_state.advance()
+        else:
+            # ---------------- consumers: B fragments in registers, wgmma, epilogue
+            cute.arch.setmaxregister_increase(self.cfg.consumer_regs)
+            cw = wg - self.cfg.n_dwg
+            t = tidx % 128
+            lane = tidx % 32
+            wq = (warp % 4) * 16
+            row0 = cw * 64 + wq + lane // 4  # this thread's rows: row0 and row0 + 8 of the CTA's B tile
+            c = lane % 4  # this thread's word of every 32-K chunk
+            sw = (lane // 4) % 8  # = row0 % 8 = (row0 + 8) % 8
+
+            thr_mma = tiled_mma.get_slice(t)
+            tCsB = thr_mma.partition_B(sA16)
+            tCrB = tiled_mma.make_fragment_B(tCsB)
+            acc_shape = thr_mma.partition_shape_C((64, tile_m))
+            accs = [cute.make_rmem_tensor(acc_shape, Float32) for _ in range(nb)]
+            for b in cutlass.range_constexpr(nb):
+                accs[b].fill(0.0)
+            frags = [[thr_mma.make_fragment_A(thr_mma.partition_shape_A((64, 32))) for _ in range(2)]
+                     for _ in range(nb)]
+            frag_i32 = [[cute.recast_tensor(frags[b][s], Int32) for s in range(2)] for b in range(nb)]
+
+            ld_state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, self.stages)
+            a_state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, self.a_slots)
+            a_rel = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, self.a_slots)
+            tiled_mma.set(warpgroup.Field.ACCUMULATE, True)
+            for kt in cutlass.range(k_tiles, unroll=1):
+                ld_pipe.consumer_wait(ld_state)
+                b_stage = b4_base + ld_state.index * b4_stage
+                sf_stage = sfb_base + ld_state.index * sfb_stage
+                for sub in cutlass.range_constexpr(4):
+                    a16_pipe.consumer_wait(a_state)
+                    for q in cutlass.range_constexpr(2):
+                        ch = sub * 2 + q
+                        g = 2 * ch + c // 2
+                        for b in cutlass.range_constexpr(0 if skip & 2 else nb):
+                            base = b_stage + b * b_bytes
+                            sfb = sf_stage + b * sfb_bytes
+                            w_lo = lds_u32(base + row0 * ROW_BYTES + ((ch ^ sw) * 16) + 4 * c)
+                            w_hi = lds_u32(base + (row0 + 8) * ROW_BYTES + ((ch ^ sw) * 16) + 4 * c)
+                            s_lo = e4m3_to_f16x2(lds_u8(sfb + row0 * SF_ROW_BYTES + g), sm)
+                            s_hi = e4m3_to_f16x2(lds_u8(sfb + (row0 + 8) * SF_ROW_BYTES + g), sm)
+                            d_lo = decode_e2m1x8_f16(w_lo, s_lo, sm)
+                            d_hi = decode_e2m1x8_f16(w_hi, s_hi, sm)
+                            f = frag_i32[b][q]
+                            # pair j -> k16 block j // 2, fragment columns +8 when j is odd
+                            for j in cutlass.range_constexpr(4):
+                                f[(0, 0, j % 2), 0, j // 2] = d_lo[j]
+                                f[(0, 1, j % 2), 0, j // 2] = d_hi[j]
+                        warpgroup.fence()
+                        for b in cutlass.range_constexpr(nb):
+                            for kb in cutlass.range_constexpr(2):
+                                cute.gemm(tiled_mma, accs[b], frags[b][q][(None, None, kb)],
+                                          tCrB[(None, None, 2 * q + kb, a_state.index)], accs[b])
+                        warpgroup.commit_group()
+                        # at most one chunk in flight: the other fragment slot and every earlier
+                        # sub-tile are free again
+                        if sub == 3 and q == 1:
+                            # drain in the last k tile: the epilogue must read finished accumulators
+                            # (ptxas was seen hoisting them above a wait placed after the loop)
+                            if kt == k_tiles - 1:
+                                warpgroup.wait_group(0)
+                            else:
+                                warpgroup.wait_group(self.cfg.wgmma_depth)
+                        else:
+                            warpgroup.wait_group(self.cfg.wgmma_depth)
+                        if q == 0:
+                            if sub > 0:
+                                a16_pipe.consumer_release(a_rel)
+                                a_rel.advance()
+                            else:
+                                if kt > 0:
+                                    a16_pipe.consumer_release(a_rel)
+                                    a_rel.advance()
+                    a_state.advance()
+                ld_pipe.consumer_release(ld_state)
+                ld_state.advance()
+            warpgroup.wait_group(0)
+            a16_pipe.consumer_release(a_rel)
+            if cutlass.const_expr(sm):
+                # both operands carried 2^-7: scale the sums back (exact in fp32)
+                for b in cutlass.range_constexpr(nb):
+                    for i in cutlass.range_constexpr(cute.size(accs[b])):
+                        accs[b][i] = accs[b][i] * 16384.0
+
+            # ---------------- epilogue: registers -> C (transposed view), fp16
+            gCt = cute.local_tile(mCt, (64, tile_m), (bid_n * self.n_cwg + cw, bid_m))
+            tCgC = thr_mma.partition_C(gCt)
+            out = cute.make_rmem_tensor(acc_shape, Float16)
+            for i in cutlass.range_constexpr(cute.size(out)):
+                out[i] = self.epilogue_value(accs, i).to(Float16)
+            cute.autovec_copy(out, tCgC)
+
+    @cute.jit
+    def _decode_a_unit(self, src_stage, sf_stage, dst_slot, row, ch, q, sm: cutlass.Constexpr):
+        """Row `row`, 32-K chunk `ch` of the packed A stage -> 32 fp16 in the sub-tile at dst_slot
+        (chunk q of it): one 16-byte load, four 16-byte stores, 128B-swizzled both sides."""
+        sw = row % 8
+        w = lds_v4(src_stage + row * ROW_BYTES + ((ch ^ sw) * 16))
+        s01 = lds_u16(sf_stage + row * SF_ROW_BYTES + 2 * ch)
+        s0, s1 = e4m3x2_to_f16x2_pair(s01, sm)
+        d0 = decode_e2m1x8_f16(w[0], s0, sm)
+        d1 = decode_e2m1x8_f16(w[1], s0, sm)
+        d2 = decode_e2m1x8_f16(w[2], s1, sm)
+        d3 = decode_e2m1x8_f16(w[3], s1, sm)
+        row_addr = dst_slot + row * (K_SUB * 2)
+        for p in cutlass.range_constexpr(4):
+            sts_v4(row_addr + (((4 * q + p) ^ sw) * 16), d0[p], d1[p], d2[p], d3[p])
+
+    @cute.jit
+    def epilogue_value(self, accs, i):
+        return accs[0][i]
+
+
+# --------------------------------------------------------------------------------------------
+# Host glue: input checks, compile cache, launch on raw pointers
+# --------------------------------------------------------------------------------------------
+
+_COMPILED: dict = {}
+
+
+def compile_sm90(kernel_cls, config: Sm90Config, options: str = ""):
+    """The compiled kernel for (class, config), built once for sm_90a against null pointers (no GPU
+    needed); shapes are runtime arguments."""
+    key = (kernel_cls.__name__, config, options)
+    fn = _COMPILED.get(key)
+    if fn is None:
+        from shared.cute.runtime import compile_arch, null_ptr
+
+        p8, pc = null_ptr(Uint8, 16), null_ptr(Float16, 16)
+        with compile_arch("sm_90a"):
+            fn = cute.compile(kernel_cls(config), p8, p8, p8, p8, p8, p8, pc, Int32(128), Int32(64), Int32(1),
+                              options=f"--gpu-arch sm_90a {options}".strip())
+        _COMPILED[key] = fn
+    return fn
+
+
+def _check_operand(name, t, rows, cols, dtypes):
+    import torch  # noqa: F401  (torch tensors only)
+
+    if t.dtype not in dtypes:
+        raise TypeError(f"{name}: expected dtype in {[str(d) for d in dtypes]}, got {t.dtype}")
+    if tuple(t.shape) != (rows, cols, 1):
+        raise ValueError(f"{name}: expected shape {(rows, cols, 1)}, got {tuple(t.shape)}")
+    if t.stride(1) != 1 or (rows > 1 and t.stride(0) != cols):
+        raise ValueError(f"{name}: expected K-major rows (strides ({cols}, 1, *)), got {t.stride()}")
+    if not t.is_cuda:
+        raise ValueError(f"{name}: expected a CUDA tensor, got device {t.device}")
+
+
+def launch_sm90(kernel_cls, config: Sm90Config, a, bs, sfa, sfbs, c):
+    """Check the operands and launch: a [M, K/2, 1] FP4x2, bs: one or two [N, K/2, 1], plain scales
+    sfa [M, K/16, 1], sfbs [N, K/16, 1], c [M, N, 1] fp16 (written in place and returned)."""
+    import torch
+
+    from shared.cute.runtime import gmem_ptr
+
+    fp4 = (torch.float4_e2m1fn_x2, torch.uint8)
+    sf = (torch.float8_e4m3fn, torch.uint8)
+    m, half_k, l = a.shape
+    n = bs[0].shape[0]
+    k = 2 * half_k
+    err = Sm90BlockScaledGemm.shape_error(m, n, k, l, config)
+    if err is not None:
+        raise ValueError(f"{kernel_cls.__name__}: shape (m={m}, n={n}, k={k}, l={l}) not supported: {err}")
+    _check_operand("a", a, m, half_k, fp4)
+    _check_operand("sfa", sfa, m, k // 16, sf)
+    for i, (b, sb) in enumerate(zip(bs, sfbs)):
+        _check_operand(f"b{i + 1}" if len(bs) > 1 else "b", b, n, half_k, fp4)
+        _check_operand(f"sfb{i + 1}" if len(bs) > 1 else "sfb", sb, n, k // 16, sf)
+    if c.dtype != torch.float16 or tuple(c.shape) != (m, n, 1) or c.stride(1) != 1 or c.stride(0) != n:
+        raise ValueError(f"c: expected fp16 [{m}, {n}, 1] row-major, got {c.dtype} {tuple(c.shape)} {c.stride()}")
+    fn = compile_sm90(kernel_cls, config)
+    u8 = lambda t: gmem_ptr(t, Uint8, 16)  # noqa: E731
+    b1, b2 = bs[0], bs[-1]
+    s1, s2 = sfbs[0], sfbs[-1]
+    fn(u8(a), u8(b1), u8(b2), u8(sfa), u8(s1), u8(s2), gmem_ptr(c, Float16, 16), Int32(m), Int32(n), Int32(k // K_TILE))
+    return c
