@@ -1,40 +1,51 @@
 #!/usr/bin/env bash
-# The benchmark run behind results/: on the device machine, from the repo root, with CuTe DSL importable.
-#   bash scripts/device_bench.sh tests       # GPU test tiers, stress tests of every submission, sanitizers
-#   bash scripts/device_bench.sh bench P...  # benchmark (submission, bf16-predecoded, reference) + leaderboard
-# Logs go to $OUT/run.log, results JSON to $OUT/<problem>.json; a short table is printed last.
+# The device runs behind results/ and the closing notes. On the GPU machine, from the repo root, with
+# CuTe DSL importable:
+#   bash scripts/device_bench.sh tests        GPU test tiers (gpu, sm90) + every submission on stress data
+#   bash scripts/device_bench.sh sanitize     compute-sanitizer memcheck and racecheck on test shapes
+#   bash scripts/device_bench.sh bench P ...  benchmark (submission, bf16-predecoded, reference, with the
+#                                             CUDA-graph metric) and leaderboard mode, per problem
+# Everything goes to $OUT/run.log (results JSON to $OUT/<problem>.json); short summaries are printed.
+# A copy of the tree without .git cannot name its commit: pass it as NVFP4_COMMIT=<sha>.
 set -uo pipefail
 export PYTHONUNBUFFERED=1
 OUT="${OUT:-/tmp/out}"; mkdir -p "$OUT"
 log="$OUT/run.log"
 what="${1:-bench}"; shift || true
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader >> "$log"
-if [ "$what" = tests ]; then
-  python -m pytest -q -m "gpu or sm90" tests >> "$log" 2>&1; echo "pytest gpu+sm90 tiers rc=$?" | tee -a "$log"
-  tail -15 "$log" | grep -E "passed|failed|SKIPPED|FAILED|Error" | head -20
-  for p in gemv gemm dual_gemm; do
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader | tee -a "$log"
+case "$what" in
+tests)
+  python -m pytest -q -ra -m "gpu or sm90" tests > "$OUT/pytest.log" 2>&1; echo "pytest gpu+sm90 tiers rc=$?" | tee -a "$log"
+  grep -E "^(FAILED|ERROR)|passed|failed" "$OUT/pytest.log" | tail -25
+  for p in gemv gemm dual_gemm group_gemm; do
     python -m shared.eval $p --mode test --data stress --impl submission >> "$log" 2>&1
     echo "stress test $p rc=$?" | tee -a "$log"
   done
-  # compute-sanitizer on test shapes (memcheck and racecheck), the kernels only through the evaluator
+  grep -E "^FAIL" "$log" | cut -c1-400 | head -10 ;;
+sanitize)
+  san() {  # tool problem case...
+    local tool=$1 p=$2; shift 2
+    local args=(); for c in "$@"; do args+=(--case "$c"); done
+    timeout 280 compute-sanitizer --tool "$tool" --target-processes all --error-exitcode 99 ${SANITIZER_FLAGS:-} \
+      python -m shared.eval "$p" --mode test --impl submission "${args[@]}" >> "$log" 2>&1
+    echo "sanitizer $tool $p rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tail -1)" | tee -a "$log"
+  }
   for tool in memcheck racecheck; do
-    compute-sanitizer --tool $tool --target-processes all --error-exitcode 99 python -m shared.eval gemv --mode test --impl submission \
-      --case "m: 128; k: 256; l: 1; seed: 5" --case "m: 512; k: 1536; l: 2; seed: 5" >> "$log" 2>&1
-    echo "sanitizer $tool gemv rc=$?" | tee -a "$log"
-    for p in gemm dual_gemm; do
-      compute-sanitizer --tool $tool --target-processes all --error-exitcode 99 python -m shared.eval $p --mode test --impl submission \
-        --case "m: 256; n: 512; k: 256; l: 1; seed: 5" >> "$log" 2>&1
-      echo "sanitizer $tool $p rc=$?" | tee -a "$log"
-    done
+    san $tool gemv "m: 128; k: 256; l: 1; seed: 5" "m: 512; k: 1536; l: 2; seed: 5"
+    san $tool gemm "m: 256; n: 512; k: 512; l: 1; seed: 5"
+    san $tool dual_gemm "m: 256; n: 512; k: 512; l: 1; seed: 5"
   done
-  exit 0
-fi
-for p in "$@"; do
-  impls="submission bf16-predecoded reference"
-  python -m shared.eval $p --mode benchmark --graph --impl $impls --json "$OUT/$p.json" > "$OUT/b.log" 2>&1
-  echo "bench $p rc=$?" | tee -a "$log"; cat "$OUT/b.log" >> "$log"
-  python -m shared.eval $p --mode leaderboard --impl submission >> "$log" 2>&1
-  echo "leaderboard $p rc=$?" | tee -a "$log"
-done
-rm -f "$OUT/b.log"
-for p in "$@"; do sed -n "/^$p --mode benchmark/,/^results written/p" "$log" | grep -v "^results"; done
+  grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$log" | sort | uniq -c ;;
+bench)
+  for p in "$@"; do
+    python -m shared.eval $p --mode benchmark --graph --impl submission bf16-predecoded reference \
+      --json "$OUT/$p.json" > "$OUT/b.log" 2>&1
+    echo "bench $p rc=$?" | tee -a "$log"; cat "$OUT/b.log" >> "$log"
+    grep -E "^(FAIL|error|note)" "$OUT/b.log" | cut -c1-300
+    timeout 300 python -m shared.eval $p --mode leaderboard --impl submission > "$OUT/b.log" 2>&1
+    echo "leaderboard $p rc=$? $(grep -c 'check: pass' "$OUT/b.log") x check: pass" | tee -a "$log"
+    cat "$OUT/b.log" >> "$log"
+  done
+  rm -f "$OUT/b.log"
+  for p in "$@"; do sed -n "/^$p --mode benchmark/,/^geomean (score) *reference/p" "$log"; done ;;
+esac

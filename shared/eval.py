@@ -182,6 +182,8 @@ def environment(device: str) -> dict:
         env["dirty"] = bool(dirty)
     except (OSError, subprocess.SubprocessError):
         env["commit"] = None
+    if not env.get("commit"):  # a copy of the tree without .git (a remote GPU box): say so from outside
+        env["commit"], env["dirty"] = os.environ.get("NVFP4_COMMIT"), None
     return env
 
 

@@ -141,9 +141,15 @@ def scales_rand(l: int, rows: int, sf_k: int, device) -> torch.Tensor:
     return lmk_to_mkl(torch.rand((l, rows, sf_k), dtype=torch.float32, device=device).to(SF_DTYPE))
 
 
-def scales_stress(l: int, rows: int, sf_k: int, device, max_exp_field: int = 7) -> torch.Tensor:
+def scales_stress(l: int, rows: int, sf_k: int, device, max_exp_field: int = 5) -> torch.Tensor:
     """E4M3 bit patterns with exponent field 0..max_exp_field (subnormals included), any mantissa,
-    and one in 16 exactly zero: a range of 2^-9 .. ~2^(max_exp_field-7) that keeps sums inside fp16."""
+    and one in 16 exactly zero: 2^-9 .. 0.47 by default, eight binades.
+
+    The top of the range is chosen so that legitimate differences in fp32 accumulation (sequential
+    sums, blocked sums, tensor-core adder trees) stay far inside the 1e-3 tolerance up to K = 16384,
+    while a decode error (a wrong nibble, scale or block) still moves results by O(1). With scales up
+    to 1.875 (exponent field 7) the terms grow 16x and an sm_90 wgmma GEMM with fp32 accumulators was
+    seen 1.2e-3 off an fp32 reference near zero on 15 of 10.6M outputs (H100, 2026-11-22)."""
     exp = torch.randint(0, max_exp_field + 1, (l, rows, sf_k), dtype=torch.uint8, device=device)
     man = torch.randint(0, 8, (l, rows, sf_k), dtype=torch.uint8, device=device)
     zero = torch.randint(0, 16, (l, rows, sf_k), dtype=torch.uint8, device=device) == 0

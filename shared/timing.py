@@ -128,13 +128,21 @@ def graph_replay_ns(calls: list[Callable[[], object]], reps: int = 20) -> tuple[
         torch.cuda.synchronize()
         graph = torch.cuda.CUDAGraph()
         with torch.cuda.graph(graph):
-            for call in calls:
-                call()
-        graph.replay()
+            outputs = [call() for call in calls]
         torch.cuda.synchronize()
     except Exception as e:  # noqa: BLE001 - a capture failure is a result, not a crash
         torch.cuda.synchronize()
         return None, f"not capturable: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+    # A kernel launched on another CUDA queue than torch's current one runs at capture time and is
+    # not in the graph: the replay would time nothing. Poison the outputs and check the replay writes.
+    written = [t for out in outputs for t in (out if isinstance(out, list | tuple) else [out])
+               if isinstance(t, torch.Tensor) and t.is_floating_point()]
+    for t in written:
+        t.fill_(float("nan"))
+    graph.replay()
+    torch.cuda.synchronize()
+    if not written or any(bool(torch.isnan(t).any()) for t in written):
+        return None, "not captured: the impl's kernels run outside torch's current CUDA queue"
     clock = Clock("cuda", 0)
     times = sorted(clock.time_ns(graph.replay)[0] for _ in range(reps))
     return times[len(times) // 2] / len(calls), None

@@ -20,7 +20,6 @@ import pytest
 import torch
 
 from shared.check import check_tensor
-from shared.nvfp4 import dequantize
 from shared.problem import load_problem
 
 _ARTIFACTS: dict = {}
@@ -118,22 +117,9 @@ def check_sass(cubin: Path, num_b: int) -> None:
     assert not accumulator_hazards(sass), accumulator_hazards(sass)[:5]
 
 
-def exact_reference(problem: str, data):
-    """fp64 sums of the exactly decoded operands (no rounding but the final one)."""
-    if problem == "gemm":
-        a, b, sfa, sfb, *_ = data
-        return (dequantize(a, sfa)[:, :, 0].double() @ dequantize(b, sfb)[:, :, 0].double().T)[:, :, None]
-    a, b1, b2, sfa, sfb1, sfb2, *_ = data
-    da = dequantize(a, sfa)[:, :, 0].double()
-    p1 = da @ dequantize(b1, sfb1)[:, :, 0].double().T
-    p2 = da @ dequantize(b2, sfb2)[:, :, 0].double().T
-    return (torch.nn.functional.silu(p1) * p2)[:, :, None]
-
-
 def run_and_check(problem: str, run, case, generator: str):
-    """Run the sm90 kernel on one manifest case and compare with ref_kernel (tolerance of the
-    leaderboard). Stress data with non-integer scales has order-dependent fp32 sums; where the
-    reference disagrees there, the kernel must instead agree with the fp64-exact result."""
+    """Run the sm90 kernel on one manifest case and compare with ref_kernel (the leaderboard's
+    tolerance), on the leaderboard's data and on the stress data."""
     ref = load_problem(problem).reference
     m, n, k, l = case
     data = getattr(ref, generator)(m=m, n=n, k=k, l=l, seed=1111, device="cuda")
@@ -143,8 +129,4 @@ def run_and_check(problem: str, run, case, generator: str):
     torch.cuda.synchronize()
     assert got.data_ptr() == data[-1].data_ptr(), "the kernel must write into c"
     ok, msg = check_tensor(got, want, 1e-3, 1e-3)
-    if not ok and generator == "generate_stress_input":
-        exact = exact_reference(problem, data).to(torch.float16)
-        ok, msg2 = check_tensor(got, exact, 1e-3, 1e-3)
-        msg = f"vs ref_kernel: {msg}; vs fp64-exact: {msg2 or 'ok'}"
     assert ok, msg

@@ -25,7 +25,7 @@ def generate_input(m: int, n: int, k: int, l: int, seed: int, device: str = "cud
 
 
 def generate_stress_input(m: int, n: int, k: int, l: int, seed: int, device: str = "cuda"):
-    """Same tuple with all 16 codes in both nibbles, scales over 2^-9..1.875 (subnormals, zeros),
+    """Same tuple with all 16 codes in both nibbles, scales over 2^-9..0.47 (subnormals, zeros),
     c poisoned with NaN."""
     torch.manual_seed(seed)
     a = P.fp4_stress(l, m, k, device)

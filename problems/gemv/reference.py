@@ -28,7 +28,7 @@ def generate_input(m: int, k: int, l: int, seed: int, device: str = "cuda"):
 
 
 def generate_stress_input(m: int, k: int, l: int, seed: int, device: str = "cuda"):
-    """Same tuple; all 16 codes in both nibbles, scales over 2^-9..1.875 with subnormals and zeros,
+    """Same tuple; all 16 codes in both nibbles, scales over 2^-9..0.47 with subnormals and zeros,
     c poisoned with NaN."""
     torch.manual_seed(seed)
     a = P.fp4_stress(l, m, k, device)
