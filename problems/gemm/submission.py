@@ -15,46 +15,15 @@ from __future__ import annotations
 
 import torch
 
-from shared.nvfp4 import dequantize
-
-FP4 = (torch.float4_e2m1fn_x2, torch.uint8)
-E4M3 = (torch.float8_e4m3fn, torch.uint8)
-
-
-def _check(data):
-    if not isinstance(data, (tuple, list)) or len(data) != 7:
-        raise TypeError("gemm: expected a 7-tuple (a, b, sfa, sfb, sfa_permuted, sfb_permuted, c)")
-    a, b, sfa, sfb, _, _, c = data
-    named = (("a", a, FP4), ("b", b, FP4), ("sfa", sfa, E4M3), ("sfb", sfb, E4M3), ("c", c, (torch.float16,)))
-    for name, t, ok in named:
-        if not isinstance(t, torch.Tensor):
-            raise TypeError(f"gemm: {name} must be a torch.Tensor, got {type(t).__name__}")
-        if t.dtype not in ok:
-            raise TypeError(f"gemm: {name} must have dtype {' or '.join(map(str, ok))}, got {t.dtype}")
-        if t.dim() != 3:
-            raise ValueError(f"gemm: {name} must be 3-D, got shape {tuple(t.shape)}")
-    m, half_k, l = a.shape
-    n, k = b.shape[0], 2 * half_k
-    if k % 16:
-        raise ValueError(f"gemm: K = 2*a.shape[1] = {k} must be a multiple of 16")
-    expect = {"b": (b, (n, half_k, l)), "sfa": (sfa, (m, k // 16, l)), "sfb": (sfb, (n, k // 16, l)),
-              "c": (c, (m, n, l))}
-    for name, (t, shape) in expect.items():
-        if tuple(t.shape) != shape:
-            raise ValueError(f"gemm: {name} must have shape {shape}, got {tuple(t.shape)}")
-    return m, n, k, l
+from shared.inputs import check_block_scaled
+from shared.refmath import block_scaled_products
 
 
 def _portable(data):
     a, b, sfa, sfb, _, _, c = data
-    prev = torch.backends.cuda.matmul.allow_tf32
-    torch.backends.cuda.matmul.allow_tf32 = False
-    try:
-        da, db = dequantize(a, sfa), dequantize(b, sfb)
-        for i in range(c.shape[2]):
-            c[:, :, i] = (da[:, :, i] @ db[:, :, i].T).to(torch.float16)
-    finally:
-        torch.backends.cuda.matmul.allow_tf32 = prev
+    for i in range(c.shape[2]):
+        (prod,) = block_scaled_products(a, sfa, [(b, sfb)], i)
+        c[:, :, i] = prod.to(torch.float16)
     return c
 
 
@@ -65,7 +34,7 @@ def _arch(t):
 
 
 def custom_kernel(data):
-    m, n, k, l = _check(data)
+    m, n, k, l = check_block_scaled("gemm", data, n_b=1)
     major = _arch(data[0])
     if major == 9:
         from problems.gemm import kernel_sm90

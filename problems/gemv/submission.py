@@ -17,45 +17,11 @@ from __future__ import annotations
 
 import torch
 
-from shared.nvfp4 import dequantize
-
-FP4 = torch.float4_e2m1fn_x2
-E4M3 = torch.float8_e4m3fn
+from shared.inputs import check_block_scaled
+from shared.refmath import block_scaled_products
 
 _compiled: dict = {}  # static key -> compiled launcher
 _sm_count: dict = {}  # device index -> SM count
-
-
-def _check(data):
-    """Validate the tuple; returns (m, k, l, b_rows)."""
-    if not isinstance(data, (tuple, list)) or len(data) != 7:
-        raise TypeError(f"gemv: expected a 7-tuple (a, b, sfa, sfb, sfa_permuted, sfb_permuted, c), "
-                        f"got {type(data).__name__} of length {len(data) if hasattr(data, '__len__') else '?'}")
-    a, b, sfa, sfb, _, _, c = data
-    for name, t, ok in (("a", a, (FP4, torch.uint8)), ("b", b, (FP4, torch.uint8)),
-                        ("sfa", sfa, (E4M3, torch.uint8)), ("sfb", sfb, (E4M3, torch.uint8)),
-                        ("c", c, (torch.float16,))):
-        if not isinstance(t, torch.Tensor):
-            raise TypeError(f"gemv: {name} must be a torch.Tensor, got {type(t).__name__}")
-        if t.dtype not in ok:
-            raise TypeError(f"gemv: {name} must have dtype {' or '.join(map(str, ok))}, got {t.dtype}")
-        if t.dim() != 3:
-            raise ValueError(f"gemv: {name} must be 3-D, got shape {tuple(t.shape)}")
-    m, half_k, l = a.shape
-    k = 2 * half_k
-    if k % 16:
-        raise ValueError(f"gemv: K = 2*a.shape[1] = {k} must be a multiple of 16")
-    sf_k = k // 16
-    b_rows = b.shape[0]
-    expect = {"b": (b, (b_rows, half_k, l)), "sfa": (sfa, (m, sf_k, l)), "sfb": (sfb, (b_rows, sf_k, l)),
-              "c": (c, (m, 1, l))}
-    for name, (t, shape) in expect.items():
-        if tuple(t.shape) != shape or (name == "b" and b_rows < 1):
-            raise ValueError(f"gemv: {name} must have shape {shape} (a is {tuple(a.shape)}), got {tuple(t.shape)}")
-    devices = {t.device for t in (a, b, sfa, sfb, c)}
-    if len(devices) != 1:
-        raise ValueError(f"gemv: a, b, sfa, sfb and c must be on one device, got {sorted(map(str, devices))}")
-    return m, k, l, b_rows
 
 
 def _batch_major(t: torch.Tensor) -> bool:
@@ -70,14 +36,11 @@ def _c_ok(c: torch.Tensor) -> bool:
 
 
 def portable(data):
-    """Exact decode, fp32 accumulation, one rounding to fp16; any device, writes into c."""
+    """Exact decode, fp32 accumulation (TF32 off), one rounding to fp16; any device, writes into c."""
     a, b, sfa, sfb, _, _, c = data
-    a_f = dequantize(a, sfa.to(a.device))  # [M, K, L] fp32, exact
-    v_f = dequantize(b[:1], sfb[:1].to(b.device))[0]  # [K, L]
-    prod = torch.einsum("mkl,kl->ml", a_f.double(), v_f.double()) if a.device.type == "cpu" else None
-    if prod is None:  # fp32 products and sums (TF32 off) match the reference's exact-sum result
-        prod = torch.bmm(a_f.permute(2, 0, 1), v_f.t().unsqueeze(-1))[..., 0].t()
-    c[:, 0, :] = prod.to(torch.float16)
+    for i in range(c.shape[2]):
+        (prod,) = block_scaled_products(a, sfa, [(b[:1], sfb[:1])], i)
+        c[:, 0, i] = prod[:, 0].to(torch.float16)
     return c
 
 
@@ -119,7 +82,7 @@ def _arch(device: torch.device) -> str:
 
 
 def custom_kernel(data):
-    m, k, l, b_rows = _check(data)
+    m, b_rows, k, l = check_block_scaled("gemv", data, n_b=1, c_cols=1)
     a, b, sfa, sfb, _, _, c = data
     arch = _arch(a.device)
     if arch not in ("sm90", "sm100"):
