@@ -10,9 +10,7 @@ GPU tier: every manifest case, leaderboard and stress generators, output NaN-poi
 from __future__ import annotations
 
 import glob
-import os
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -21,28 +19,13 @@ import torch
 
 from shared.check import check_tensor
 from shared.problem import load_problem
+from tests.cuda_tools import find_tool
 
 _ARTIFACTS: dict = {}
 
 
 def cases(problem: str, which: str):
     return [(c["m"], c["n"], c["k"], c["l"]) for c in getattr(load_problem(problem), which)]
-
-
-def find_tool(name: str) -> str | None:
-    path = shutil.which(name)
-    if path:
-        return path
-    try:
-        import nvidia
-
-        for root in nvidia.__path__:
-            hits = sorted(glob.glob(os.path.join(root, "*", "bin", name)))
-            if hits:
-                return hits[-1]
-    except ImportError:
-        pass
-    return None
 
 
 def artifacts(kernel_cls, config, dump_root: Path):

@@ -17,7 +17,6 @@ from __future__ import annotations
 import glob
 import os
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -32,6 +31,7 @@ from problems.gemm import kernel_sm100 as gemm_k  # noqa: E402
 from shared import scales as S  # noqa: E402
 from shared.cute import sm100_blockscaled as bs  # noqa: E402
 from shared.problem import load_problem  # noqa: E402
+from tests.cuda_tools import find_tool  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 KERNELS = {"gemm": gemm_k, "dual_gemm": dual_k}
@@ -72,25 +72,9 @@ def artifacts(problem: str, shape, dump_root: Path, config=None):
     return compiled, ptx, cubin
 
 
-def _find_tool(name: str) -> str | None:
-    path = shutil.which(name)
-    if path:
-        return path
-    try:
-        import nvidia  # the pip CUDA wheels install their binaries under nvidia/cu*/bin
-
-        for root in nvidia.__path__:
-            hits = sorted(glob.glob(os.path.join(root, "*", "bin", name)))
-            if hits:
-                return hits[-1]
-    except ImportError:
-        pass
-    return None
-
-
 def sass_and_resources(cubin: Path) -> tuple[str, str]:
-    cuobjdump = _find_tool("cuobjdump")
-    nvdisasm = _find_tool("nvdisasm")
+    cuobjdump = find_tool("cuobjdump")
+    nvdisasm = find_tool("nvdisasm")
     if not cuobjdump or not nvdisasm:
         pytest.skip("cuobjdump/nvdisasm not found (pip install nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm)")
     env = dict(os.environ, PATH=os.pathsep.join([os.path.dirname(nvdisasm), os.environ.get("PATH", "")]))
