@@ -116,3 +116,11 @@ def test_gpu_benchmark_with_graph_metric_and_ceilings(tmp_path):
     case = doc["impls"]["bf16-predecoded"]["cases"][0]
     assert doc["ceilings"]["source"] == "measured" and case["sol_us"] > 0 and case["read_once_us"] > 0
     assert case["graph_ns"] and case["graph_ns"] > 0
+
+
+def test_report_renders_committed_results():
+    from shared import report
+
+    for path in sorted((REPO / "results").glob("*.json")):
+        text = report.render(str(path))
+        assert "geomean (score)" in text and "mean us" in text, path
