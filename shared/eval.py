@@ -187,6 +187,10 @@ def environment(device: str) -> dict:
     return env
 
 
+def ceilings_text(ce: dict) -> str:
+    return f"{ce['source']} ceilings {ce['bandwidth_Bps'] / 1e12:.2f} TB/s, {ce['flops'] / 1e12:.0f} TFLOP/s bf16"
+
+
 def fmt_us(ns: float | None) -> str:
     return "-" if ns is None else f"{ns / 1e3:.2f}"
 
@@ -315,8 +319,7 @@ def run(args) -> int:
     head = f"{problem.name} --mode {args.mode} --data {args.data} on {device}"
     if device_info and device_info["ceilings"]:
         ce = device_info["ceilings"]
-        head += (f" ({ce['device']}; {ce['source']} ceilings {ce['bandwidth_Bps'] / 1e12:.2f} TB/s, "
-                 f"{ce['flops'] / 1e12:.0f} TFLOP/s bf16)")
+        head += f" ({ce['device']}; {ceilings_text(ce)})"
     print(head)
     print(table(problem, args.mode, results, device_info, cases))
 

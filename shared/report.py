@@ -18,8 +18,7 @@ def render(path: str) -> str:
     env, ce = doc["environment"], doc.get("ceilings")
     head = f"{doc['problem']} --mode {doc['mode']} on {env['device']} ({doc['date']}, commit {env.get('commit')})"
     if ce:
-        head += (f"; {ce['source']} ceilings {ce['bandwidth_Bps'] / 1e12:.2f} TB/s, "
-                 f"{ce['flops'] / 1e12:.0f} TFLOP/s bf16")
+        head += f"; {E.ceilings_text(ce)}"
     return head + "\n" + E.table(problem, doc["mode"], results, None, cases)
 
 
