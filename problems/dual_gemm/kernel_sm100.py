@@ -61,7 +61,7 @@ import cutlass.pipeline as pipeline
 from cutlass.cute.nvgpu import cpasync
 
 from shared.cute import sm100_blockscaled as bs
-from shared.cute.runtime import CompileCache, compile_arch, null_ptr
+from shared.cute.runtime import CompileCache
 
 B200_SM_COUNT = 148
 LOG2_E = math.log2(math.e)
@@ -309,15 +309,8 @@ class NvFp4DualGemmSm100:
 _COMPILED = CompileCache()
 
 
-def compile_for(
-    m: int,
-    n: int,
-    k: int,
-    l: int = 1,
-    arch: str = "sm_100a",
-    config: DualGemmSm100Config | None = None,
-    options: str = "",
-):
+def compile_for(m: int, n: int, k: int, l: int = 1, arch: str = "sm_100a",
+                config: DualGemmSm100Config | None = None, options: str = ""):
     """Compile (once per config, arch and options) the kernel that serves this shape; no GPU needed.
 
     The problem size is a runtime argument, so all shapes with the same config share one binary.
@@ -325,56 +318,9 @@ def compile_for(
     Raises ValueError for shapes the kernel cannot take.
     """
     config = config or choose_config(m, n, k, l)
-    bs.check_problem(m, n, k, l, config.tile_n)
-
-    def build():
-        kernel = NvFp4DualGemmSm100(config)
-        ab, sf = bs.AB_DTYPE, bs.SF_DTYPE
-        with compile_arch(arch):
-            return cute.compile(
-                kernel,
-                null_ptr(ab, 16),
-                null_ptr(ab, 16),
-                null_ptr(ab, 16),
-                null_ptr(sf, 16),
-                null_ptr(sf, 16),
-                null_ptr(sf, 16),
-                null_ptr(bs.C_DTYPE, 16),
-                (m, n, k, l),
-                options=f"--gpu-arch {arch} {options}".strip(),
-            )
-
-    return _COMPILED.get((config, arch, options), build)
+    return bs.compile_kernel(_COMPILED, NvFp4DualGemmSm100, config, 2, (m, n, k, l), arch, options)
 
 
 def run(data):
     """Leaderboard entry on sm100: data = (a, b1, b2, sfa, sfb1, sfb2, sfa_p, sfb1_p, sfb2_p, c) -> c."""
-    from shared.cute.runtime import gmem_ptr
-
-    a, b1, b2, _sfa, _sfb1, _sfb2, sfa_p, sfb1_p, sfb2_p, c = data
-    m, k2, l = a.shape
-    n = b1.shape[0]
-    k = 2 * k2
-    # Every config needs whole 128-row tiles and scale atoms: check before touching the tensors.
-    bs.check_problem(m, n, k, l, bs.SF_ATOM_ROWS)
-    bs.check_operand("a", a, (m, k2, l), ("float4_e2m1fn_x2", "uint8"), (k2, 1, m * k2))
-    bs.check_operand("b1", b1, (n, k2, l), ("float4_e2m1fn_x2", "uint8"), (k2, 1, n * k2))
-    bs.check_operand("b2", b2, (n, k2, l), ("float4_e2m1fn_x2", "uint8"), (k2, 1, n * k2))
-    bs.check_operand("c", c, (m, n, l), ("float16",), (n, 1, m * n))
-    bs.check_scales("sfa_permuted", sfa_p, m, k, l)
-    bs.check_scales("sfb1_permuted", sfb1_p, n, k, l)
-    bs.check_scales("sfb2_permuted", sfb2_p, n, k, l)
-    bs.check_cuda(a=a, b1=b1, b2=b2, sfa_permuted=sfa_p, sfb1_permuted=sfb1_p, sfb2_permuted=sfb2_p, c=c)
-    config = choose_config(m, n, k, l, bs.device_sm_count(a))
-    compiled = compile_for(m, n, k, l, arch="sm_100a", config=config)
-    compiled(
-        gmem_ptr(a, bs.AB_DTYPE),
-        gmem_ptr(b1, bs.AB_DTYPE),
-        gmem_ptr(b2, bs.AB_DTYPE),
-        gmem_ptr(sfa_p, bs.SF_DTYPE),
-        gmem_ptr(sfb1_p, bs.SF_DTYPE),
-        gmem_ptr(sfb2_p, bs.SF_DTYPE),
-        gmem_ptr(c, bs.C_DTYPE),
-        (m, n, k, l),
-    )
-    return c
+    return bs.launch(data, 2, choose_config, compile_for)

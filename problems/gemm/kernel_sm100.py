@@ -58,7 +58,7 @@ import cutlass.pipeline as pipeline
 from cutlass.cute.nvgpu import cpasync
 
 from shared.cute import sm100_blockscaled as bs
-from shared.cute.runtime import CompileCache, compile_arch, null_ptr
+from shared.cute.runtime import CompileCache
 
 B200_SM_COUNT = 148
 
@@ -275,15 +275,8 @@ class NvFp4GemmSm100:
 _COMPILED = CompileCache()
 
 
-def compile_for(
-    m: int,
-    n: int,
-    k: int,
-    l: int = 1,
-    arch: str = "sm_100a",
-    config: GemmSm100Config | None = None,
-    options: str = "",
-):
+def compile_for(m: int, n: int, k: int, l: int = 1, arch: str = "sm_100a",
+                config: GemmSm100Config | None = None, options: str = ""):
     """Compile (once per config, arch and options) the kernel that serves this shape; no GPU needed.
 
     The problem size is a runtime argument, so all shapes with the same config share one binary.
@@ -291,50 +284,9 @@ def compile_for(
     Raises ValueError for shapes the kernel cannot take.
     """
     config = config or choose_config(m, n, k, l)
-    bs.check_problem(m, n, k, l, config.tile_n)
-
-    def build():
-        kernel = NvFp4GemmSm100(config)
-        ab, sf = bs.AB_DTYPE, bs.SF_DTYPE
-        with compile_arch(arch):
-            return cute.compile(
-                kernel,
-                null_ptr(ab, 16),
-                null_ptr(ab, 16),
-                null_ptr(sf, 16),
-                null_ptr(sf, 16),
-                null_ptr(bs.C_DTYPE, 16),
-                (m, n, k, l),
-                options=f"--gpu-arch {arch} {options}".strip(),
-            )
-
-    return _COMPILED.get((config, arch, options), build)
+    return bs.compile_kernel(_COMPILED, NvFp4GemmSm100, config, 1, (m, n, k, l), arch, options)
 
 
 def run(data):
     """Leaderboard entry on sm100: data = (a, b, sfa, sfb, sfa_permuted, sfb_permuted, c) -> c."""
-    from shared.cute.runtime import gmem_ptr
-
-    a, b, _sfa, _sfb, sfa_p, sfb_p, c = data
-    m, k2, l = a.shape
-    n = b.shape[0]
-    k = 2 * k2
-    # Every config needs whole 128-row tiles and scale atoms: check before touching the tensors.
-    bs.check_problem(m, n, k, l, bs.SF_ATOM_ROWS)
-    bs.check_operand("a", a, (m, k2, l), ("float4_e2m1fn_x2", "uint8"), (k2, 1, m * k2))
-    bs.check_operand("b", b, (n, k2, l), ("float4_e2m1fn_x2", "uint8"), (k2, 1, n * k2))
-    bs.check_operand("c", c, (m, n, l), ("float16",), (n, 1, m * n))
-    bs.check_scales("sfa_permuted", sfa_p, m, k, l)
-    bs.check_scales("sfb_permuted", sfb_p, n, k, l)
-    bs.check_cuda(a=a, b=b, sfa_permuted=sfa_p, sfb_permuted=sfb_p, c=c)
-    config = choose_config(m, n, k, l, bs.device_sm_count(a))
-    compiled = compile_for(m, n, k, l, arch="sm_100a", config=config)
-    compiled(
-        gmem_ptr(a, bs.AB_DTYPE),
-        gmem_ptr(b, bs.AB_DTYPE),
-        gmem_ptr(sfa_p, bs.SF_DTYPE),
-        gmem_ptr(sfb_p, bs.SF_DTYPE),
-        gmem_ptr(c, bs.C_DTYPE),
-        (m, n, k, l),
-    )
-    return c
+    return bs.launch(data, 1, choose_config, compile_for)

@@ -615,3 +615,51 @@ class BlockScaledMainloop:
         gC_epi = cute.flat_divide(tCgC[((None, None), 0, 0, None, None, None)], epi_tile)
         tTR_gC = thr_t2r.partition_D(gC_epi)
         return tiled_t2r, tTR_tAcc, tTR_gC
+
+
+# ---------------------------------------------------------------------------------------- host glue
+def compile_kernel(cache, make_kernel, config, num_b: int, problem: tuple, arch: str, options: str):
+    """Compile (once per config, arch and options) a kernel whose `__call__` takes the pointers
+    (a, b_1..b_nb, sfa_permuted, sfb_1..sfb_nb_permuted, c) and the runtime problem (m, n, k, l);
+    null pointers suffice, so no GPU is needed. Raises ValueError for shapes it cannot take."""
+    from shared.cute.runtime import compile_arch, null_ptr
+
+    m, n, k, l = problem
+    check_problem(m, n, k, l, config.tile_n)
+
+    def build():
+        ptrs = [null_ptr(AB_DTYPE, 16)] * (1 + num_b) + [null_ptr(SF_DTYPE, 16)] * (1 + num_b)
+        with compile_arch(arch):
+            return cute.compile(make_kernel(config), *ptrs, null_ptr(C_DTYPE, 16), (m, n, k, l),
+                                options=f"--gpu-arch {arch} {options}".strip())
+
+    return cache.get((config, arch, options), build)
+
+
+def launch(data, num_b: int, choose_config, compile_for):
+    """The leaderboard entry on sm100 for a tuple (a, b_1..b_nb, sfa, sfb_1.., sfa_permuted,
+    sfb_1_permuted.., c): check every tensor the kernel reads (by name), compile or fetch the kernel
+    for the device's SM count, launch, return c."""
+    from shared.cute.runtime import gmem_ptr
+    from shared.inputs import tuple_names
+
+    t = dict(zip(tuple_names(num_b), data))
+    b_names = tuple_names(num_b)[1 : 1 + num_b]
+    a, c = t["a"], t["c"]
+    m, k2, l = a.shape
+    n, k = t[b_names[0]].shape[0], 2 * k2
+    # Every config needs whole 128-row tiles and scale atoms: check before touching the tensors.
+    check_problem(m, n, k, l, SF_ATOM_ROWS)
+    check_operand("a", a, (m, k2, l), ("float4_e2m1fn_x2", "uint8"), (k2, 1, m * k2))
+    for b in b_names:
+        check_operand(b, t[b], (n, k2, l), ("float4_e2m1fn_x2", "uint8"), (k2, 1, n * k2))
+    check_operand("c", c, (m, n, l), ("float16",), (n, 1, m * n))
+    scales = ["sfa_permuted", *(f"sf{b}_permuted" for b in b_names)]
+    for name, rows in zip(scales, [m] + [n] * num_b):
+        check_scales(name, t[name], rows, k, l)
+    check_cuda(**{name: t[name] for name in ["a", *b_names, *scales, "c"]})
+    config = choose_config(m, n, k, l, device_sm_count(a))
+    compiled = compile_for(m, n, k, l, arch="sm_100a", config=config)
+    compiled(*(gmem_ptr(t[x], AB_DTYPE) for x in ["a", *b_names]), *(gmem_ptr(t[x], SF_DTYPE) for x in scales),
+             gmem_ptr(c, C_DTYPE), (m, n, k, l))
+    return c
