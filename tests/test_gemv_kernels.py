@@ -16,6 +16,7 @@ import yaml
 
 from problems.gemv import submission
 from problems.gemv.config import GemvConfig, choose_sm90, choose_sm100, fits, lanes_per_row, tile_rows
+from shared.cute.runtime import device_arch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MANIFEST = os.path.join(HERE, "..", "problems", "gemv", "manifest.yaml")
@@ -197,7 +198,7 @@ def _run_and_check(m, k, l, gen_name, seed=1111):
 
 
 def _assert_kernel_path(m, k, l):
-    arch = submission._arch(torch.device("cuda"))
+    arch = device_arch(torch.device("cuda"))
     keys = [key for key, fn in submission._compiled.items() if key[:4] == (arch, m, k, l) and fn]
     assert keys, f"{(m, k, l)} did not go through the {arch} kernel"
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import torch
 
+from shared.cute.runtime import device_arch
 from shared.inputs import check_block_scaled
 from shared.refmath import block_scaled_products
 
@@ -28,23 +29,17 @@ def _portable(data):
     return c
 
 
-def _arch(t):
-    if t.device.type != "cuda":
-        return None
-    return torch.cuda.get_device_capability(t.device)[0]
-
-
 def custom_kernel(data):
     m, n, k, l = check_block_scaled("dual_gemm", data, n_b=2)
-    major = _arch(data[0])
-    if major == 9:
+    arch = device_arch(data[0].device)
+    if arch == "sm90":
         from problems.dual_gemm import kernel_sm90
         from problems.dual_gemm.config import choose_sm90
 
         cfg = choose_sm90(m, n, k)
         if kernel_sm90.DualGemmSm90.can_implement(m, n, k, l, cfg):
             return kernel_sm90.run(data, cfg)
-    elif major == 10:
+    elif arch == "sm100":
         try:
             from problems.dual_gemm import kernel_sm100
         except ImportError:

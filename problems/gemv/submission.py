@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import torch
 
+from shared.cute.runtime import device_arch
 from shared.inputs import check_block_scaled
 from shared.refmath import block_scaled_products
 
@@ -74,17 +75,10 @@ def _kernel_for(arch: str, m: int, k: int, l: int, b_rows: int, device: torch.de
     return fn or None
 
 
-def _arch(device: torch.device) -> str:
-    if device.type != "cuda":
-        return "cpu"
-    major, _ = torch.cuda.get_device_capability(device)
-    return {9: "sm90", 10: "sm100"}.get(major, "other")
-
-
 def custom_kernel(data):
     m, b_rows, k, l = check_block_scaled("gemv", data, n_b=1, c_cols=1)
     a, b, sfa, sfb, _, _, c = data
-    arch = _arch(a.device)
+    arch = device_arch(a.device)
     if arch not in ("sm90", "sm100"):
         return portable(data)
     aligned = all(t.data_ptr() % 16 == 0 for t in (a, b, sfa, sfb))

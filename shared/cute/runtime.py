@@ -30,13 +30,14 @@ def require_cute() -> None:
 
 
 def device_arch(device: torch.device | str | None = None) -> str:
-    """'sm90', 'sm100', ... for a CUDA device; 'cpu' when there is none or the device is the CPU."""
+    """The kernel family a device takes: 'sm90' (Hopper, 9.x), 'sm100' (Blackwell, 10.x), 'other' for
+    any other CUDA device, 'cpu' when there is none or the device is the CPU."""
     if device is not None and torch.device(device).type != "cuda":
         return "cpu"
     if not torch.cuda.is_available():
         return "cpu"
-    major, minor = torch.cuda.get_device_capability(device)
-    return f"sm{major}{minor}" if minor else f"sm{major}0"
+    major, _ = torch.cuda.get_device_capability(device)
+    return {9: "sm90", 10: "sm100"}.get(major, "other")
 
 
 def gmem_ptr(tensor: torch.Tensor, dtype: Any, align: int = 16):
