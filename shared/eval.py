@@ -198,7 +198,8 @@ def fmt_us(ns: float | None) -> str:
 def table(problem, mode, results: dict, device_info: dict | None, cases: list[dict]) -> str:
     rows = []
     head = ["case", "impl", "status"] if mode == "test" else \
-        ["case", "impl", "mean us", "+-err", "best us", "graph us", "SOL us", "x SOL", "read-once us", "x read"]
+        ["case", "impl", "mean us", "+-err", "best us", "graph us", "SOL us", "x SOL", "read-once us", "x read",
+         "read loop us", "x loop"]
     for i, case in enumerate(cases):
         spec = P.describe_case(case)
         for name, r in results.items():
@@ -208,17 +209,19 @@ def table(problem, mode, results: dict, device_info: dict | None, cases: list[di
                 continue
             s = c["stats"] if c and c["status"] == "pass" else None
             if s is None:
-                rows.append([spec, name, "fail" if c else "not run"] + [""] * 7)
+                rows.append([spec, name, "fail" if c else "not run"] + [""] * 9)
                 continue
-            sol_us, read_us = c.get("sol_us"), c.get("read_once_us")
+            sol_us, read_us, loop_us = c.get("sol_us"), c.get("read_once_us"), c.get("read_once_loop_us")
             rows.append([spec, name, fmt_us(s["mean"]), fmt_us(s["err"]), fmt_us(s["best"]), fmt_us(c.get("graph_ns")),
                          f"{sol_us:.2f}" if sol_us else "-", f"{s['mean'] / 1e3 / sol_us:.2f}" if sol_us else "-",
                          f"{read_us:.2f}" if read_us else "-",
-                         f"{s['mean'] / 1e3 / read_us:.2f}" if read_us else "-"])
+                         f"{s['mean'] / 1e3 / read_us:.2f}" if read_us else "-",
+                         f"{loop_us:.2f}" if loop_us else "-",
+                         f"{s['mean'] / 1e3 / loop_us:.2f}" if loop_us else "-"])
     if mode != "test":
         for name, r in results.items():
             if r.get("score_s"):
-                rows.append(["geomean (score)", name, f"{r['score_s'] * 1e6:.2f}"] + [""] * 7)
+                rows.append(["geomean (score)", name, f"{r['score_s'] * 1e6:.2f}"] + [""] * 9)
     widths = [max(len(str(x)) for x in col) for col in zip(head, *rows)]
     line = lambda cells: "  ".join(str(c).ljust(w) for c, w in zip(cells, widths)).rstrip()  # noqa: E731
     out = [line(head), line(["-" * w for w in widths])] + [line(r) for r in rows]
@@ -297,7 +300,8 @@ def run(args) -> int:
         if device == "cuda":
             from shared.worker import measure_device
 
-            device_info = in_worker(measure_device, [problem.reference.cost(**c)[0] for c in cases])
+            device_info = in_worker(measure_device, [problem.reference.cost(**c)[0] for c in cases],
+                                    problem.timing["flush_bytes"])
 
     results, all_lines = {}, []
     for name, path in impls:
@@ -342,6 +346,7 @@ def annotate(problem, result: dict, cases: list[dict], device_info: dict | None)
         c["sol_b200_us"] = problem.sol_b200_us[i] if i < len(problem.sol_b200_us) and cases == list(
             map(dict, problem.benchmarks)) else None
         c["read_once_us"] = device_info["read_once_us"][i] if device_info else None
+        c["read_once_loop_us"] = device_info.get("read_once_loop_us", [None] * len(cases))[i] if device_info else None
     if passed(result) and len(result["cases"]) == len(cases):
         result["score_s"] = geometric_mean([c["stats"]["mean"] / 1e9 for c in result["cases"]])
 

@@ -7,6 +7,8 @@ run (`measure_ceilings`), with datasheet figures when nothing can be measured.
 
 `read_once_us` measures the time to stream exactly a case's input bytes once (a reduction over
 rotating buffers, replayed from a CUDA graph): the floor a memory-bound kernel such as GEMV is held to.
+`read_once_loop_us` times the same reduction in the leaderboard's loop (L2 flush, one call between
+two events): the floor under the timing a submission actually gets, start-up and tail included.
 """
 
 from __future__ import annotations
@@ -131,3 +133,21 @@ def read_once_us(nbytes: int, reps: int = 50) -> float | None:
     ms = _median_ms(graph.replay, reps)
     del graph, bufs, outs
     return ms * 1e3 / n_buf
+
+
+def read_once_loop_us(nbytes: int, flush_bytes: int, max_repeats: int = 100) -> float | None:
+    """Mean time of the same streaming read, one call per sample after an L2 flush of `flush_bytes`,
+    with the leaderboard's stopping rule (shared.timing): what a perfect memory-bound kernel would
+    score, launch and cold-cache start included. None without CUDA or Triton."""
+    kernel = _read_kernel()
+    if kernel is None or not torch.cuda.is_available():
+        return None
+    from shared import timing
+
+    props = torch.cuda.get_device_properties(0)
+    buf = torch.randint(-9, 9, (max(nbytes // 4, 1),), dtype=torch.int32, device="cuda")
+    out = torch.empty(4 * props.multi_processor_count, dtype=torch.int32, device="cuda")
+    kernel(buf, out)
+    clock = timing.Clock("cuda", timing.flush_bytes_for(flush_bytes))
+    stats, _ = timing.timed_loop(clock, lambda: kernel(buf, out), max_repeats, 10e9)
+    return stats.mean / 1e3

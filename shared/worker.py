@@ -258,10 +258,12 @@ def run_mode(problem_name: str, impl_path: str, impl_name: str, mode: str, cases
     return {"error": None, "cases": runner.benchmark(cases, leaderboard=(mode == "leaderboard"))}
 
 
-def measure_device(read_bytes: list[int]) -> dict:
-    """Ceilings for the speed of light and, per case, the time to read its input bytes once."""
+def measure_device(read_bytes: list[int], flush_bytes: int = 0) -> dict:
+    """Ceilings for the speed of light and, per case, the time to read its input bytes once: graph
+    replayed back to back, and in the leaderboard's loop (flush of `flush_bytes`, one call)."""
     from shared import sol
 
     ceil = sol.measure_ceilings()
     reads = [sol.read_once_us(b) for b in read_bytes] if ceil else [None] * len(read_bytes)
-    return {"ceilings": ceil.as_dict() if ceil else None, "read_once_us": reads}
+    loops = [sol.read_once_loop_us(b, flush_bytes) for b in read_bytes] if ceil else [None] * len(read_bytes)
+    return {"ceilings": ceil.as_dict() if ceil else None, "read_once_us": reads, "read_once_loop_us": loops}

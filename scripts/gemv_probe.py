@@ -1,0 +1,103 @@
+"""Where the GEMV's single-call time goes, on a GPU: `python scripts/gemv_probe.py [--variants]`.
+
+Per benchmark shape, all in the evaluator's loop (shared.timing: L2 flush of the manifest's size,
+one call between two events, the leaderboard's stopping rule):
+  * the submission, and the streaming read of the same bytes (shared.sol.read_once_loop_us), next
+    to the graph-replayed read (shared.sol.read_once_us) the issue's floor is defined by;
+  * kernel-only durations of both from the profiler (CUPTI), which leave out the gap between the
+    start event and the kernel;
+  * with --variants, every config of problems/gemv/tune_sm90.VARIANTS (checked on both generators
+    first), so that configs are chosen by the time the leaderboard sees, not by back-to-back calls.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from functools import partial
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from problems.gemv import reference as ref  # noqa: E402 (after the path fix-up)
+from problems.gemv import submission as sub  # noqa: E402
+from problems.gemv import tune_sm90 as tune  # noqa: E402
+from problems.gemv.config import choose_sm90  # noqa: E402
+from shared import sol, timing  # noqa: E402
+from shared.problem import load_problem  # noqa: E402
+
+
+def loop_us(call, flush_bytes: int) -> float:
+    clock = timing.Clock("cuda", timing.flush_bytes_for(flush_bytes))
+    call()
+    stats, _ = timing.timed_loop(clock, call, 100, 10e9)
+    return stats.mean / 1e3
+
+
+def kernel_us(call, flush_bytes: int, reps: int = 20) -> dict[str, float]:
+    """Mean device time per kernel name over `reps` flushed calls (the flush kernels left out)."""
+    clock = timing.Clock("cuda", timing.flush_bytes_for(flush_bytes))
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        for _ in range(reps):
+            clock.flush()
+            call()
+        torch.cuda.synchronize()
+    out = {}
+    for e in prof.key_averages():
+        name = e.key
+        if e.device_time > 0 and not any(s in name for s in ("normal", "randn", "distribution", "fill")):
+            out[name[:48]] = e.device_time_total / reps
+    return out
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser()
+    p.add_argument("--variants", action="store_true")
+    args = p.parse_args(argv)
+    problem = load_problem("gemv")
+    flush = problem.timing["flush_bytes"]
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    print(f"{torch.cuda.get_device_name(0)}, flush {timing.flush_bytes_for(flush) >> 20} MiB", flush=True)
+    rows, bad = [], 0
+    for case in problem.benchmarks:
+        m, k, l = case["m"], case["k"], case["l"]
+        nbytes = ref.cost(m=m, k=k, l=l)[0]
+        data = ref.generate_input(m=m, k=k, l=l, seed=case["seed"])
+        graph_us = sol.read_once_us(nbytes)
+        read_loop = sol.read_once_loop_us(nbytes, flush)
+        call = partial(sub.custom_kernel, data)
+        subm = loop_us(call, flush)
+        buf = torch.zeros(nbytes // 4, dtype=torch.int32, device="cuda")
+        red = torch.empty(4 * sms, dtype=torch.int32, device="cuda")
+        k_sub = kernel_us(call, flush)
+        k_read = kernel_us(partial(sol._read_kernel(), buf, red), flush)
+        del buf
+        shape = (m, k, l)
+        print(f"{shape}: read graph {graph_us:6.2f} | read loop {read_loop:6.2f} | submission loop {subm:6.2f} "
+              f"(x{subm / graph_us:.3f} graph, x{subm / read_loop:.3f} loop)", flush=True)
+        print(f"{shape}: kernel-only us: submission {k_sub} | read {k_read}", flush=True)
+        rows.append((shape, "submission", choose_sm90(m, k, l, sms), subm, graph_us, read_loop))
+        if args.variants:
+            for cfg in tune.VARIANTS:
+                try:
+                    fn = tune.compile_cfg(cfg, m, k, l, sms)
+                except ValueError:
+                    continue
+                status = tune.verify(fn, m, k, l)
+                bad += status != "ok"
+                t = loop_us(partial(tune.launch, fn, data), flush)
+                rows.append((shape, status, cfg, t, graph_us, read_loop))
+                print(f"{shape} {cfg}: {status} loop {t:6.2f} (x{t / graph_us:.3f} graph, x{t / read_loop:.3f} loop)",
+                      flush=True)
+        torch.cuda.empty_cache()
+    print("\nshape | what | (warps, k_warps, rows, unroll, ctas/SM, prefetch) | loop us | x graph read | x loop read")
+    for shape, what, cfg, t, g, rl in rows:
+        c = (cfg.warps, cfg.k_warps, cfg.rows, cfg.k_unroll, cfg.ctas_per_sm, cfg.prefetch)
+        print(f"{shape} | {what} | {c} | {t:.2f} | {t / g:.3f} | {t / rl:.3f}")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
