@@ -6,6 +6,8 @@ one call between two events, the leaderboard's stopping rule):
     to the graph-replayed read (shared.sol.read_once_us) the issue's floor is defined by;
   * kernel-only durations of both from the profiler (CUPTI), which leave out the gap between the
     start event and the kernel;
+  * with --steady, kernel-only durations back to back over rotating inputs (no flush, warm TLB):
+    the condition of the graph-replayed read, for the kernel alone;
   * with --variants, every config of problems/gemv/tune_sm90.VARIANTS (checked on both generators
     first), so that configs are chosen by the time the leaderboard sees, not by back-to-back calls.
 """
@@ -37,12 +39,20 @@ def loop_us(call, flush_bytes: int) -> float:
 
 
 def kernel_us(call, flush_bytes: int, reps: int = 20) -> dict[str, float]:
-    """Mean device time per kernel name over `reps` flushed calls (the flush kernels left out)."""
+    """Mean device time per kernel name over `reps` flushed calls (the flush kernels left out);
+    `call` may be a list of calls, made in turn without flushes (flush_bytes is then ignored)."""
     clock = timing.Clock("cuda", timing.flush_bytes_for(flush_bytes))
+    calls = call if isinstance(call, list) else None
+    for c in calls or [call]:
+        c()
+    torch.cuda.synchronize()
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
-        for _ in range(reps):
-            clock.flush()
-            call()
+        for i in range(reps):
+            if calls:
+                calls[i % len(calls)]()
+            else:
+                clock.flush()
+                call()
         torch.cuda.synchronize()
     out = {}
     for e in prof.key_averages():
@@ -55,6 +65,7 @@ def kernel_us(call, flush_bytes: int, reps: int = 20) -> dict[str, float]:
 def main(argv=None) -> int:
     p = argparse.ArgumentParser()
     p.add_argument("--variants", action="store_true")
+    p.add_argument("--steady", action="store_true")
     args = p.parse_args(argv)
     problem = load_problem("gemv")
     flush = problem.timing["flush_bytes"]
@@ -78,6 +89,14 @@ def main(argv=None) -> int:
         print(f"{shape}: read graph {graph_us:6.2f} | read loop {read_loop:6.2f} | submission loop {subm:6.2f} "
               f"(x{subm / graph_us:.3f} graph, x{subm / read_loop:.3f} loop)", flush=True)
         print(f"{shape}: kernel-only us: submission {k_sub} | read {k_read}", flush=True)
+        if args.steady:
+            copies = max(2, -(-200 * 2**20 // nbytes))
+            datas = [ref.generate_input(m=m, k=k, l=l, seed=case["seed"] + i) for i in range(copies)]
+            bufs = [torch.zeros(nbytes // 4, dtype=torch.int32, device="cuda") for _ in range(copies)]
+            s_sub = kernel_us([partial(sub.custom_kernel, d) for d in datas], 0, reps=8 * copies)
+            s_read = kernel_us([partial(sol._read_kernel(), b, red) for b in bufs], 0, reps=8 * copies)
+            print(f"{shape}: steady kernel-only us: submission {s_sub} | read {s_read}", flush=True)
+            del datas, bufs
         rows.append((shape, "submission", choose_sm90(m, k, l, sms), subm, graph_us, read_loop))
         if args.variants:
             for cfg in tune.VARIANTS:

@@ -83,6 +83,8 @@ class Sm90Config:
     over warpgroups must fit the 64K-register file).
     wgmma_depth: wgmma groups left in flight while the next 32-K chunk of B decodes (0 or 1).
     single_mul: one fp16 multiply per decoded pair (operands carry 2^-7, undone in fp32).
+    e4m3_decode: codes -> E4M3 bytes by bit operations, the hardware E4M3 -> fp16 conversion,
+    one multiply (overrides single_mul).
     a_batch: decoders publish a whole stage at a time (needs a_slots >= 8, a multiple of 4).
     a_unroll: unroll factor of the decoders' loop (with a_batch). debug_skip: timing experiments.
     """
@@ -96,9 +98,14 @@ class Sm90Config:
     producer_regs: int = 40
     wgmma_depth: int = 1
     single_mul: bool = False
+    e4m3_decode: bool = False
     a_unroll: int = 1
     a_batch: bool = False
     debug_skip: int = 0  # wrong results, timing only: bit 0 = skip the A decode, bit 1 = the B decode
+
+    @property
+    def decode_mode(self) -> str:
+        return "e4m3" if self.e4m3_decode else "single" if self.single_mul else "two"
 
     @property
     def tile_n(self) -> int:
@@ -194,37 +201,43 @@ def sts_v4(addr: Int32, v0: Int32, v1: Int32, v2: Int32, v3: Int32, *, loc=None,
          "st.shared.v4.b32 [$0], {$1, $2, $3, $4};", "r,r,r,r,r", True, loc, ip)
 
 
-# 2^7 in both fp16 halves: with `single_mul` the scale is pre-multiplied by it (448 * 2^7 < 65504).
-_F16X2_2POW7 = "0x58005800"
+# The scale factor each decode mode folds into the scale (both fp16 halves), and what the fp32 sums
+# are multiplied by at the end to undo it (all powers of two: exact).
+_SCALE_POW2 = {"two": None, "single": "0x58005800", "e4m3": "0x54005400"}  # -, 2^7, 2^6
+ACC_FACTOR = {"two": 1.0, "single": 16384.0, "e4m3": 1.0}
+
+
+def _scale_post(outs: list[str], temps: list[str], mode: str) -> str:
+    k = _SCALE_POW2[mode]
+    if k is None:
+        return "".join(f"mov.b32 {o}, {t};\n\t" for o, t in zip(outs, temps)) + "}"
+    return f"mov.b32 k, {k};\n\t" + "".join(f"mul.rn.f16x2 {o}, {t}, k;\n\t" for o, t in zip(outs, temps)) + "}"
 
 
 @dsl_user_op
-def e4m3_to_f16x2(byte: Int32, single: bool = False, *, loc=None, ip=None) -> Int32:
-    """One E4M3 scale (low byte of `byte`) -> the same fp16 value in both halves (exact), times 2^7
-    when `single`."""
-    post = f"mov.b32 k, {_F16X2_2POW7};\n\tmul.rn.f16x2 $0, t, k;}}" if single else "mov.b32 $0, t;}"
+def e4m3_to_f16x2(byte: Int32, mode: str = "two", *, loc=None, ip=None) -> Int32:
+    """One E4M3 scale (low byte of `byte`) -> the same fp16 value in both halves (exact), times the
+    power of two of the decode `mode` (_SCALE_POW2)."""
     return Int32(_asm(
         T.i32(), [_ir(byte, loc, ip)],
         "{.reg .b32 d, t, k; .reg .b16 lo, hi;\n\t"
         "prmt.b32 d, $1, 0, 0x4400;\n\t"  # bytes [b, b, 0, 0]
         "mov.b32 {lo, hi}, d;\n\t"
-        "cvt.rn.f16x2.e4m3x2 t, lo;\n\t" + post,
+        "cvt.rn.f16x2.e4m3x2 t, lo;\n\t" + _scale_post(["$0"], ["t"], mode),
         "=r,r", False, loc, ip))
 
 
 @dsl_user_op
-def e4m3x2_to_f16x2_pair(two: Int32, single: bool = False, *, loc=None, ip=None):
-    """Two E4M3 scales (bytes 0 and 1) -> (f16x2 of scale 0 twice, f16x2 of scale 1 twice), times 2^7
-    when `single`."""
-    post = (f"mov.b32 k, {_F16X2_2POW7};\n\tmul.rn.f16x2 $0, t0, k;\n\tmul.rn.f16x2 $1, t1, k;}}" if single
-            else "mov.b32 $0, t0;\n\tmov.b32 $1, t1;}")
+def e4m3x2_to_f16x2_pair(two: Int32, mode: str = "two", *, loc=None, ip=None):
+    """Two E4M3 scales (bytes 0 and 1) -> (f16x2 of scale 0 twice, f16x2 of scale 1 twice), times the
+    power of two of the decode `mode`."""
     res = _asm(
         _struct(2), [_ir(two, loc, ip)],
         "{.reg .b32 d, t0, t1, k; .reg .b16 lo, hi;\n\t"
         "prmt.b32 d, $2, 0, 0x1100;\n\t"  # bytes [b0, b0, b1, b1]
         "mov.b32 {lo, hi}, d;\n\t"
         "cvt.rn.f16x2.e4m3x2 t0, lo;\n\t"
-        "cvt.rn.f16x2.e4m3x2 t1, hi;\n\t" + post,
+        "cvt.rn.f16x2.e4m3x2 t1, hi;\n\t" + _scale_post(["$0", "$1"], ["t0", "t1"], mode),
         "=r,=r,r", False, loc, ip)
     return _unpack(res, 2, loc, ip)
 
@@ -233,30 +246,52 @@ def e4m3x2_to_f16x2_pair(two: Int32, single: bool = False, *, loc=None, ip=None)
 # a right shift by 3); the same shift puts nibble j + 4 at bits 25..28.
 _PAIR_SHIFT = ("shl.b32 r, $4, 9;", "shl.b32 r, $4, 5;", "shl.b32 r, $4, 1;", "shr.u32 r, $4, 3;")
 
+# Which nibbles of the word each output pair holds, per mode (low half, high half).
+PAIR_NIBBLES = {"two": ((0, 4), (1, 5), (2, 6), (3, 7)), "single": ((0, 4), (1, 5), (2, 6), (3, 7)),
+                "e4m3": ((0, 2), (4, 6), (1, 3), (5, 7))}
+
 
 @dsl_user_op
-def decode_e2m1x8_f16(word: Int32, scale: Int32, single: bool = False, *, loc=None, ip=None):
-    """8 E2M1 codes (one 32-bit word) times an f16x2 scale -> 4 f16x2: (n0,n4), (n1,n5), (n2,n6), (n3,n7).
+def decode_e2m1x8_f16(word: Int32, scale: Int32, mode: str = "two", *, loc=None, ip=None):
+    """8 E2M1 codes (one 32-bit word) times an f16x2 scale -> 4 f16x2 pairs (nibbles: PAIR_NIBBLES).
 
-    Default: exactly e2m1 * scale (normal fp16). `single` (scale pre-multiplied by 2^7): one multiply,
-    result e2m1 * scale * 2^-7, still exact but possibly an fp16 subnormal (>= 2^-17 with <= 6
-    significant bits, so the last bit is >= 2^-22 > 2^-24)."""
-    body = ["{.reg .b32 r, m, s, k;", "mov.b32 k, 0x74007400;"]  # 2^14 in both fp16 halves
-    for j in range(4):
-        body += [
-            _PAIR_SHIFT[j],
-            "and.b32 m, r, 0x0E000E00;",  # exponent + mantissa of both codes
-            "and.b32 s, r, 0x10001000;",  # their signs, 3 bits below fp16's sign bit
-            "shl.b32 s, s, 3;",
-            "or.b32 m, m, s;",  # = e2m1 * 2^-14 (fp16, subnormal for 0.5: exact)
+    "two":    exactly e2m1 * scale (normal fp16); two multiplies per pair.
+    "single": scale pre-multiplied by 2^7; one multiply, e2m1 * scale * 2^-7, still exact but
+              possibly an fp16 subnormal (>= 2^-17 with <= 6 significant bits, last bit >= 2^-22).
+    "e4m3":   every code is moved, by shifts and masks on all 8 at once, into an E4M3 byte whose
+              value is e2m1 * 2^-6 (sign to bit 7, E2M1 exponent and mantissa to bits 4..2; the
+              E2M1 subnormal 0.5 becomes the E4M3 subnormal 2^-7); the hardware E4M3x2 -> f16x2
+              conversion and one multiply by scale * 2^6 give exactly e2m1 * scale (normal fp16)."""
+    if mode == "e4m3":
+        body = [
+            "{.reg .b32 lo, hi, t, f0, f1, f2, f3; .reg .b16 h0, h1, h2, h3;",
+            "shl.b32 t, $4, 4;", "and.b32 t, t, 0x80808080;",  # signs of the low nibbles -> bit 7
+            "shl.b32 lo, $4, 2;", "and.b32 lo, lo, 0x1C1C1C1C;", "or.b32 lo, lo, t;",  # E4M3 of n0 n2 n4 n6
+            "shr.u32 t, $4, 2;", "and.b32 t, t, 0x1C1C1C1C;",
+            "and.b32 hi, $4, 0x80808080;", "or.b32 hi, hi, t;",  # E4M3 of n1 n3 n5 n7
+            "mov.b32 {h0, h1}, lo;", "mov.b32 {h2, h3}, hi;",
         ]
-        if single:
-            body.append(f"mul.rn.f16x2 ${j}, m, $5;")
-        else:
+        for j in range(4):
+            body.append(f"cvt.rn.f16x2.e4m3x2 f{j}, h{j};")
+        for j in range(4):
+            body.append(f"mul.rn.f16x2 ${j}, f{j}, $5;")
+    else:
+        body = ["{.reg .b32 r, m, s, k;", "mov.b32 k, 0x74007400;"]  # 2^14 in both fp16 halves
+        for j in range(4):
             body += [
-                "mul.rn.f16x2 m, m, k;",  # = e2m1, exact
-                f"mul.rn.f16x2 ${j}, m, $5;",  # = e2m1 * scale, exact (6 significant bits, normal range)
+                _PAIR_SHIFT[j],
+                "and.b32 m, r, 0x0E000E00;",  # exponent + mantissa of both codes
+                "and.b32 s, r, 0x10001000;",  # their signs, 3 bits below fp16's sign bit
+                "shl.b32 s, s, 3;",
+                "or.b32 m, m, s;",  # = e2m1 * 2^-14 (fp16, subnormal for 0.5: exact)
             ]
+            if mode == "single":
+                body.append(f"mul.rn.f16x2 ${j}, m, $5;")
+            else:
+                body += [
+                    "mul.rn.f16x2 m, m, k;",  # = e2m1, exact
+                    f"mul.rn.f16x2 ${j}, m, $5;",  # = e2m1 * scale, exact (6 significant bits, normal range)
+                ]
     body.append("}")
     res = _asm(_struct(4), [_ir(word, loc, ip), _ir(scale, loc, ip)], "\n\t".join(body),
                "=r,=r,=r,=r,r,r", False, loc, ip)
@@ -386,7 +421,7 @@ class Sm90BlockScaledGemm:
                mCt: cute.Tensor, tiled_mma: cute.TiledMma, k_tiles: Int32):
         nb = self.num_b
         tile_m, tile_n = self.tile_m, self.tile_n
-        sm = self.cfg.single_mul
+        sm = self.cfg.decode_mode
         skip = self.cfg.debug_skip
         self._smem_layouts()  # static layouts, rebuilt inside the kernel's region
         tidx, _, _ = cute.arch.thread_idx()
@@ -594,11 +629,11 @@ class Sm90BlockScaledGemm:
                 ld_state.advance()
             warpgroup.wait_group(0)
             a16_pipe.consumer_release(a_rel)
-            if cutlass.const_expr(sm):
-                # both operands carried 2^-7: scale the sums back (exact in fp32)
+            if cutlass.const_expr(ACC_FACTOR[sm] != 1.0):
+                # both operands carried a power of two: scale the sums back (exact in fp32)
                 for b in cutlass.range_constexpr(nb):
                     for i in cutlass.range_constexpr(cute.size(accs[b])):
-                        accs[b][i] = accs[b][i] * 16384.0
+                        accs[b][i] = accs[b][i] * ACC_FACTOR[sm]
 
             # ---------------- epilogue: registers -> C (transposed view), fp16
             gCt = cute.local_tile(mCt, (64, tile_m), (bid_n * self.n_cwg + cw, bid_m))
