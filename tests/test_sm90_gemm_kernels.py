@@ -61,6 +61,39 @@ def test_compiles_for_sm90a(problem, config, dump_root):
     C.check_sass(cubin, num_b=num_b)
 
 
+def test_e4m3_route_decode_is_exact_for_every_code_and_scale():
+    """The bit operations of the decode (modelled in Python) turn every code of every nibble position
+    into an E4M3 byte worth e2m1 * 2^-6, in the pair order the kernel documents; times every finite
+    E4M3 scale * 2^6 the product is exactly representable in fp16 (so the fp16 multiply is exact)."""
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    import numpy as np
+
+    from shared.cute.sm90_blockscaled_mainloop import PAIR_NIBBLES, e4m3_bytes_of_codes
+    from shared.nvfp4 import decode_e2m1
+
+    e4m3 = np.arange(256, dtype=np.uint8).view(ml_dtypes.float8_e4m3fn).astype(np.float64)
+    rng = np.random.default_rng(7)
+    # all 16 codes at every nibble position (w = c * 0x11111111), then random words
+    words = [c * 0x11111111 for c in range(16)] + [int(x) for x in rng.integers(0, 2**32, 4096, dtype=np.uint64)]
+    for w in words:
+        low, high = e4m3_bytes_of_codes(w)
+        got_bytes = [(low >> 8 * i) & 0xFF for i in range(4)] + [(high >> 8 * i) & 0xFF for i in range(4)]
+        # cvt.rn.f16x2.e4m3x2 puts the low byte of a 16-bit half in the low fp16 half
+        pairs = [(got_bytes[0], got_bytes[1]), (got_bytes[2], got_bytes[3]),
+                 (got_bytes[4], got_bytes[5]), (got_bytes[6], got_bytes[7])]
+        codes = torch.tensor([(w >> 4 * i) & 0xF for i in range(8)], dtype=torch.uint8)
+        want = decode_e2m1(codes).double().numpy()
+        for p, (b_lo, b_hi) in enumerate(pairs):
+            n_lo, n_hi = PAIR_NIBBLES[p]
+            assert e4m3[b_lo] * 64 == want[n_lo] and e4m3[b_hi] * 64 == want[n_hi], (hex(w), p)
+    values = decode_e2m1(torch.arange(16, dtype=torch.uint8)).double().numpy()
+    scales = e4m3[np.isfinite(e4m3) & (e4m3 > 0)]
+    assert scales.size == 126 and scales.max() * 64 < 65504
+    prod = np.multiply.outer(values, scales)
+    assert np.array_equal(prod.astype(np.float16).astype(np.float64), prod)
+    assert np.abs(prod[prod != 0]).min() >= 2.0**-14  # normal fp16: no subnormal rounding either
+
+
 @pytest.mark.parametrize("problem", KERNELS)
 def test_every_manifest_shape_is_taken_by_the_kernel(problem):
     _, cmod, _, cls, _, _ = parts(problem)

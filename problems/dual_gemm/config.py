@@ -1,32 +1,46 @@
 """Tuning choices of the dual GEMM kernels: frozen configs and the per-shape chooser.
 
-sm90 numbers (H100, tune_sm90.py, L2 flushed, median; run 27 of the 2026-11-22 session) for the
-benchmark shapes (256,4096,7168) (512,4096,7168) (256,3072,4096) (512,3072,7168), in us:
-    SM90_DEFAULT   92.6  169.1  61.5  171.1
-    SM90_WIDE_N    98.8  172.4  61.3  167.8
-    cuBLAS bf16 on pre-decoded operands, same run: 58.7  79.9  32.1  62.3
+sm90 numbers (H100, `python problems/dual_gemm/tune_sm90.py`, L2 flushed, median of one call per
+sample; run of 2026-11-22 ~12:20 UTC with the E4M3-route decode) for the benchmark shapes
+(256,4096,7168) (512,4096,7168) (256,3072,4096) (512,3072,7168), in us:
+    SM90_DEFAULT   76.1  143.2  46.6  142.7
+    SM90_WIDE_N    74.3  142.0  45.8  140.2
+    SM90_WIDE     116.5  117.7  69.9  116.3
+    cuBLAS bf16 on pre-decoded operands, same run: 58.4  80.4  31.9  61.8
+SM90_WIDE decodes A once for 128 rows of B1 and of B2 but has a quarter of the CTAs of
+SM90_WIDE_N: it wins once the grid still covers ~0.7 of the SMs.
 """
 
 from __future__ import annotations
 
 from shared.cute.sm90_blockscaled_mainloop import Sm90Config
 
+SMS = 132  # H100 SXM
+
 # One consumer warpgroup (64 rows of B1 and of B2, 128 fp32 accumulators per thread) x 128 rows of A;
 # 7 decoder warps publish a whole 256-K stage of decoded A per proxy fence into an 8-slot ring.
 SM90_DEFAULT = Sm90Config(tile_m=128, n_cwg=1, n_dwg=2, stages=2, a_slots=8, consumer_regs=232,
-                          producer_regs=56, single_mul=True, a_batch=True)
+                          producer_regs=56, a_batch=True)
 # M a multiple of 64 only: the same with 64 rows of A.
 SM90_SMALL_M = Sm90Config(tile_m=64, n_cwg=1, n_dwg=2, stages=4, a_slots=8, consumer_regs=232,
-                          producer_regs=56, single_mul=True, a_batch=True)
+                          producer_regs=56, a_batch=True)
 # Two consumer warpgroups (128 rows of B per CTA) x 64 rows of A: half the A decode per MMA.
 SM90_WIDE_N = Sm90Config(tile_m=64, n_cwg=2, n_dwg=2, stages=3, a_slots=8, consumer_regs=200,
-                         producer_regs=56, single_mul=True, a_batch=True)
+                         producer_regs=56, a_batch=True)
+# Two consumer warpgroups x 128 rows of A: a quarter of SM90_DEFAULT's A decode per MMA; 3 decoder
+# warps and a 4-slot decoded-A ring (shared memory is full: 2 stages of A, B1, B2 + 64 KiB of fp16).
+SM90_WIDE = Sm90Config(tile_m=128, n_cwg=2, n_dwg=1, stages=2, a_slots=4, consumer_regs=200,
+                       producer_regs=56, a_batch=False)
 
-SM90_CANDIDATES = {"default": SM90_DEFAULT, "small_m": SM90_SMALL_M, "wide_n": SM90_WIDE_N}
+SM90_CANDIDATES = {"default": SM90_DEFAULT, "small_m": SM90_SMALL_M, "wide_n": SM90_WIDE_N, "wide": SM90_WIDE}
 
 
 def choose_sm90(m: int, n: int, k: int) -> Sm90Config:
-    """The config for one shape (all leaderboard shapes have M % 128 == 0)."""
+    """The config for one shape: the most MMA work per decoded A tile that still fills the GPU."""
+    if m % 128 == 0 and n % 128 == 0 and (m // 128) * (n // 128) >= 0.7 * SMS:
+        return SM90_WIDE
+    if m % 64 == 0 and n % 128 == 0:
+        return SM90_WIDE_N
     if m % 128 == 0:
         return SM90_DEFAULT
     return SM90_SMALL_M

@@ -71,7 +71,7 @@ def main():
         "--extra",
         action="append",
         default=[],
-        help="NAME=BASE:field=value,... a variant of candidate BASE (e.g. s1=m128:single_mul=1)",
+        help="NAME=BASE:field=value,... a variant of candidate BASE (e.g. s4=m64_wide:stages=4)",
     )
     ap.add_argument("--only-extra", action="store_true", help="time and check only the --extra variants")
     args = ap.parse_args()

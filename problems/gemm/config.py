@@ -1,19 +1,19 @@
 """Tuning choices of the GEMM kernels: frozen configs and the per-shape chooser.
 
-sm90 numbers (H100, problems/dual_gemm/tune_sm90.py gemm, L2 flushed, median; run 27 of the
-2026-11-22 session) for the benchmark shapes (128,7168,16384) (128,4096,7168) (128,7168,2048), us:
-    SM90_M128       136.3   72.7  49.4
-    SM90_M64        181.9   57.7  61.1
-    SM90_M64_WIDE   118.3   71.2  59.8
-    cuBLAS bf16 on pre-decoded operands, same run: 102.9  34.0  19.0
-(the K=2048 shape measured 25.6 us for an M128 variant in an earlier run: that column is noisy.)
+sm90 numbers (H100, `python problems/dual_gemm/tune_sm90.py gemm`, L2 flushed, median of one call
+per sample; run of 2026-11-22 ~12:20 UTC with the E4M3-route decode) for the benchmark shapes
+(128,7168,16384) (128,4096,7168) (128,7168,2048), in us:
+    SM90_M128       124.1   58.8  21.7
+    SM90_M64        164.7   41.1  28.7
+    SM90_M64_WIDE   106.0   50.6  20.3
+    cuBLAS bf16 on pre-decoded operands, same run: 102.9  34.1  19.0
 """
 
 from __future__ import annotations
 
 from shared.cute.sm90_blockscaled_mainloop import Sm90Config
 
-_COMMON = dict(n_dwg=2, producer_regs=56, single_mul=True, a_batch=True, a_slots=8)
+_COMMON = dict(n_dwg=2, producer_regs=56, a_batch=True, a_slots=8)
 # 64 rows of B per consumer warpgroup x 128 rows of A per CTA.
 SM90_M128 = Sm90Config(tile_m=128, n_cwg=1, stages=2, consumer_regs=232, **_COMMON)
 # 64 x 64 tiles: twice the CTAs for narrow problems.
@@ -28,7 +28,7 @@ SMS = 132  # H100 SXM
 
 def choose_sm90(m: int, n: int, k: int) -> Sm90Config:
     """Prefer the config that still fills the GPU with the most MMA work per decoded A tile."""
-    if m % 64 == 0 and n % 128 == 0 and k >= 4096 and (m // 64) * (n // 128) >= 0.75 * SMS:
+    if m % 64 == 0 and n % 128 == 0 and (m // 64) * (n // 128) >= 0.75 * SMS:
         return SM90_M64_WIDE
     if m % 128 == 0 and (m // 128) * (n // 64) >= 0.75 * SMS:
         return SM90_M128

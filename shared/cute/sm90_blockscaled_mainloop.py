@@ -26,20 +26,21 @@ setmaxnreg moves registers from the decoder warpgroups to the consumers (min_blo
 ptxas know the count at entry).
 
 K order. A GEMM may visit K in any order as long as A and B use the same one. Inside every 32-K
-chunk (16 bytes per row = 4 words of 8 nibbles) word c, nibble pair (j, j+4) lands at fp16 positions
-8j + 2c + {0, 1}. That makes one decode step "nibbles j and j+4 of a word -> an f16x2 pair" (one
-shift aligns both halves), lets a consumer thread read exactly its own word c (the wgmma fragment
-columns 2c, 2c+1, 2c+8, 2c+9), and lets a decoder thread turn one 16-byte load into four 16-byte
-stores.
+chunk (16 bytes per row = 4 words of 8 nibbles) the decode of word c yields four f16x2 pairs, pair p
+holding nibbles PAIR_NIBBLES[p] = (0, 2), (4, 6), (1, 3), (5, 7), and pair p lands at fp16 positions
+8p + 2c + {0, 1}. That lets a consumer thread read exactly its own word c (the wgmma fragment
+columns 2c, 2c+1, 2c+8, 2c+9) and a decoder thread turn one 16-byte load into four 16-byte stores;
+both operands use the same decode, so they agree on the order.
 
-Decode of one pair: with r = word shifted so that nibble j sits at bits 9..12 (and j+4 at 25..28),
-(r & 0x0E000E00) | ((r & 0x10001000) << 3) is an f16x2 whose halves equal e2m1 * 2^-14 (the E2M1
-exponent/mantissa bits become the fp16 exponent/mantissa bits, including the subnormal 0.5; the sign
-moves to bit 15); then either (default) * 2^14 * scale, two exact fp16 multiplies, or (`single_mul`)
-one multiply by scale * 2^7, giving e2m1 * scale * 2^-7: still exact (>= 2^-17 with <= 6
-significant bits: an fp16 subnormal at worst, last bit >= 2^-22), and the fp32 sums are multiplied
-by 2^14 before the epilogue (exact). Checked on the H100 with the stress generators (scales down
-to 2^-9, i.e. subnormal fp16 operands).
+Decode of one word (8 codes at once, `decode_e2m1x8_f16`): shifts and masks move every code into an
+E4M3 byte whose value is exactly e2m1 * 2^-6 (sign to bit 7, the E2M1 exponent and mantissa bits to
+bits 4..2: an E2M1 exponent e becomes the E4M3 exponent e, whose bias is 6 larger; the E2M1
+subnormal 0.5 becomes the E4M3 subnormal 2^-7). Hopper's E4M3x2 -> f16x2 conversion turns two
+bytes into an f16x2, and one fp16 multiply by scale * 2^6 (<= 28672, exact) gives e2m1 * scale:
+at most 6 significant bits in [2^-10, 2688], exact in normal fp16. About 15 instructions per 8
+values; the previous per-pair bit decode took about 20 and was 7-9% slower on every dual-GEMM
+benchmark shape (H100, 2026-11-22). Checked on the H100 with the stress generators (scales down to
+2^-9) and, bit for bit, by a model of the bit operations in tests/test_sm90_gemm_kernels.py.
 
 A ptxas pitfall, kept fixed by tests: with a wait_group placed after the K loop, ptxas scheduled the
 epilogue's fp32 -> fp16 conversions of the accumulators above it (reading the last group's
@@ -82,9 +83,6 @@ class Sm90Config:
     consumer_regs / producer_regs: setmaxnreg targets of consumer / decoder warpgroups (the sum
     over warpgroups must fit the 64K-register file).
     wgmma_depth: wgmma groups left in flight while the next 32-K chunk of B decodes (0 or 1).
-    single_mul: one fp16 multiply per decoded pair (operands carry 2^-7, undone in fp32).
-    e4m3_decode: codes -> E4M3 bytes by bit operations, the hardware E4M3 -> fp16 conversion,
-    one multiply (overrides single_mul).
     a_batch: decoders publish a whole stage at a time (needs a_slots >= 8, a multiple of 4).
     a_unroll: unroll factor of the decoders' loop (with a_batch). debug_skip: timing experiments.
     """
@@ -97,15 +95,9 @@ class Sm90Config:
     consumer_regs: int = 232
     producer_regs: int = 40
     wgmma_depth: int = 1
-    single_mul: bool = False
-    e4m3_decode: bool = False
     a_unroll: int = 1
     a_batch: bool = False
     debug_skip: int = 0  # wrong results, timing only: bit 0 = skip the A decode, bit 1 = the B decode
-
-    @property
-    def decode_mode(self) -> str:
-        return "e4m3" if self.e4m3_decode else "single" if self.single_mul else "two"
 
     @property
     def tile_n(self) -> int:
@@ -201,97 +193,69 @@ def sts_v4(addr: Int32, v0: Int32, v1: Int32, v2: Int32, v3: Int32, *, loc=None,
          "st.shared.v4.b32 [$0], {$1, $2, $3, $4};", "r,r,r,r,r", True, loc, ip)
 
 
-# The scale factor each decode mode folds into the scale (both fp16 halves), and what the fp32 sums
-# are multiplied by at the end to undo it (all powers of two: exact).
-_SCALE_POW2 = {"two": None, "single": "0x58005800", "e4m3": "0x54005400"}  # -, 2^7, 2^6
-ACC_FACTOR = {"two": 1.0, "single": 16384.0, "e4m3": 1.0}
-
-
-def _scale_post(outs: list[str], temps: list[str], mode: str) -> str:
-    k = _SCALE_POW2[mode]
-    if k is None:
-        return "".join(f"mov.b32 {o}, {t};\n\t" for o, t in zip(outs, temps)) + "}"
-    return f"mov.b32 k, {k};\n\t" + "".join(f"mul.rn.f16x2 {o}, {t}, k;\n\t" for o, t in zip(outs, temps)) + "}"
+# 2^6 in both fp16 halves: folded into every scale, it undoes the 2^-6 of the decoded codes.
+_F16X2_2POW6 = "0x54005400"
 
 
 @dsl_user_op
-def e4m3_to_f16x2(byte: Int32, mode: str = "two", *, loc=None, ip=None) -> Int32:
-    """One E4M3 scale (low byte of `byte`) -> the same fp16 value in both halves (exact), times the
-    power of two of the decode `mode` (_SCALE_POW2)."""
+def e4m3_to_f16x2(byte: Int32, *, loc=None, ip=None) -> Int32:
+    """One E4M3 scale (low byte of `byte`) -> scale * 2^6 in both fp16 halves (exact)."""
     return Int32(_asm(
         T.i32(), [_ir(byte, loc, ip)],
         "{.reg .b32 d, t, k; .reg .b16 lo, hi;\n\t"
         "prmt.b32 d, $1, 0, 0x4400;\n\t"  # bytes [b, b, 0, 0]
         "mov.b32 {lo, hi}, d;\n\t"
-        "cvt.rn.f16x2.e4m3x2 t, lo;\n\t" + _scale_post(["$0"], ["t"], mode),
+        "cvt.rn.f16x2.e4m3x2 t, lo;\n\t"
+        f"mov.b32 k, {_F16X2_2POW6};\n\t"
+        "mul.rn.f16x2 $0, t, k;}",
         "=r,r", False, loc, ip))
 
 
 @dsl_user_op
-def e4m3x2_to_f16x2_pair(two: Int32, mode: str = "two", *, loc=None, ip=None):
-    """Two E4M3 scales (bytes 0 and 1) -> (f16x2 of scale 0 twice, f16x2 of scale 1 twice), times the
-    power of two of the decode `mode`."""
+def e4m3x2_to_f16x2_pair(two: Int32, *, loc=None, ip=None):
+    """Two E4M3 scales (bytes 0 and 1) -> (scale 0 * 2^6 twice, scale 1 * 2^6 twice) as f16x2."""
     res = _asm(
         _struct(2), [_ir(two, loc, ip)],
         "{.reg .b32 d, t0, t1, k; .reg .b16 lo, hi;\n\t"
         "prmt.b32 d, $2, 0, 0x1100;\n\t"  # bytes [b0, b0, b1, b1]
         "mov.b32 {lo, hi}, d;\n\t"
         "cvt.rn.f16x2.e4m3x2 t0, lo;\n\t"
-        "cvt.rn.f16x2.e4m3x2 t1, hi;\n\t" + _scale_post(["$0", "$1"], ["t0", "t1"], mode),
+        "cvt.rn.f16x2.e4m3x2 t1, hi;\n\t"
+        f"mov.b32 k, {_F16X2_2POW6};\n\t"
+        "mul.rn.f16x2 $0, t0, k;\n\t"
+        "mul.rn.f16x2 $1, t1, k;}",
         "=r,=r,r", False, loc, ip)
     return _unpack(res, 2, loc, ip)
 
 
-# Per pair j the word is shifted so that nibble j lands at bits 9..12 (shift left 9 - 4j; j = 3 is
-# a right shift by 3); the same shift puts nibble j + 4 at bits 25..28.
-_PAIR_SHIFT = ("shl.b32 r, $4, 9;", "shl.b32 r, $4, 5;", "shl.b32 r, $4, 1;", "shr.u32 r, $4, 3;")
+# The nibbles of a word held by output pair p of decode_e2m1x8_f16 (low half, high half).
+PAIR_NIBBLES = ((0, 2), (4, 6), (1, 3), (5, 7))
 
-# Which nibbles of the word each output pair holds, per mode (low half, high half).
-PAIR_NIBBLES = {"two": ((0, 4), (1, 5), (2, 6), (3, 7)), "single": ((0, 4), (1, 5), (2, 6), (3, 7)),
-                "e4m3": ((0, 2), (4, 6), (1, 3), (5, 7))}
+
+def e4m3_bytes_of_codes(w: int) -> tuple[int, int]:
+    """The bit operations of decode_e2m1x8_f16 on a 32-bit word, in Python (for tests): the E4M3
+    bytes of nibbles 0, 2, 4, 6 and of nibbles 1, 3, 5, 7, each as a 32-bit word."""
+    low = ((w << 4) & 0x80808080) | ((w << 2) & 0x1C1C1C1C)
+    high = (w & 0x80808080) | ((w >> 2) & 0x1C1C1C1C)
+    return low, high
 
 
 @dsl_user_op
-def decode_e2m1x8_f16(word: Int32, scale: Int32, mode: str = "two", *, loc=None, ip=None):
-    """8 E2M1 codes (one 32-bit word) times an f16x2 scale -> 4 f16x2 pairs (nibbles: PAIR_NIBBLES).
-
-    "two":    exactly e2m1 * scale (normal fp16); two multiplies per pair.
-    "single": scale pre-multiplied by 2^7; one multiply, e2m1 * scale * 2^-7, still exact but
-              possibly an fp16 subnormal (>= 2^-17 with <= 6 significant bits, last bit >= 2^-22).
-    "e4m3":   every code is moved, by shifts and masks on all 8 at once, into an E4M3 byte whose
-              value is e2m1 * 2^-6 (sign to bit 7, E2M1 exponent and mantissa to bits 4..2; the
-              E2M1 subnormal 0.5 becomes the E4M3 subnormal 2^-7); the hardware E4M3x2 -> f16x2
-              conversion and one multiply by scale * 2^6 give exactly e2m1 * scale (normal fp16)."""
-    if mode == "e4m3":
-        body = [
-            "{.reg .b32 lo, hi, t, f0, f1, f2, f3; .reg .b16 h0, h1, h2, h3;",
-            "shl.b32 t, $4, 4;", "and.b32 t, t, 0x80808080;",  # signs of the low nibbles -> bit 7
-            "shl.b32 lo, $4, 2;", "and.b32 lo, lo, 0x1C1C1C1C;", "or.b32 lo, lo, t;",  # E4M3 of n0 n2 n4 n6
-            "shr.u32 t, $4, 2;", "and.b32 t, t, 0x1C1C1C1C;",
-            "and.b32 hi, $4, 0x80808080;", "or.b32 hi, hi, t;",  # E4M3 of n1 n3 n5 n7
-            "mov.b32 {h0, h1}, lo;", "mov.b32 {h2, h3}, hi;",
-        ]
-        for j in range(4):
-            body.append(f"cvt.rn.f16x2.e4m3x2 f{j}, h{j};")
-        for j in range(4):
-            body.append(f"mul.rn.f16x2 ${j}, f{j}, $5;")
-    else:
-        body = ["{.reg .b32 r, m, s, k;", "mov.b32 k, 0x74007400;"]  # 2^14 in both fp16 halves
-        for j in range(4):
-            body += [
-                _PAIR_SHIFT[j],
-                "and.b32 m, r, 0x0E000E00;",  # exponent + mantissa of both codes
-                "and.b32 s, r, 0x10001000;",  # their signs, 3 bits below fp16's sign bit
-                "shl.b32 s, s, 3;",
-                "or.b32 m, m, s;",  # = e2m1 * 2^-14 (fp16, subnormal for 0.5: exact)
-            ]
-            if mode == "single":
-                body.append(f"mul.rn.f16x2 ${j}, m, $5;")
-            else:
-                body += [
-                    "mul.rn.f16x2 m, m, k;",  # = e2m1, exact
-                    f"mul.rn.f16x2 ${j}, m, $5;",  # = e2m1 * scale, exact (6 significant bits, normal range)
-                ]
+def decode_e2m1x8_f16(word: Int32, scale: Int32, *, loc=None, ip=None):
+    """8 E2M1 codes (one 32-bit word) times an f16x2 scale * 2^6 -> 4 f16x2 pairs of e2m1 * scale
+    (exact), pair p holding nibbles PAIR_NIBBLES[p]; the E4M3 route of the module docstring."""
+    body = [
+        "{.reg .b32 lo, hi, t, f0, f1, f2, f3; .reg .b16 h0, h1, h2, h3;",
+        # e4m3_bytes_of_codes, low nibbles: signs (bit 3) -> bit 7, exponent and mantissa (bits 0..2) -> bits 2..4
+        "shl.b32 t, $4, 4;", "and.b32 t, t, 0x80808080;",
+        "shl.b32 lo, $4, 2;", "and.b32 lo, lo, 0x1C1C1C1C;", "or.b32 lo, lo, t;",
+        # high nibbles: signs already at bit 7, bits 4..6 -> bits 2..4
+        "shr.u32 t, $4, 2;", "and.b32 t, t, 0x1C1C1C1C;",
+        "and.b32 hi, $4, 0x80808080;", "or.b32 hi, hi, t;",
+        "mov.b32 {h0, h1}, lo;", "mov.b32 {h2, h3}, hi;",
+    ]
+    body += [f"cvt.rn.f16x2.e4m3x2 f{j}, h{j};" for j in range(4)]  # = e2m1 * 2^-6, exact
+    body += [f"mul.rn.f16x2 ${j}, f{j}, $5;" for j in range(4)]  # = e2m1 * scale, exact
     body.append("}")
     res = _asm(_struct(4), [_ir(word, loc, ip), _ir(scale, loc, ip)], "\n\t".join(body),
                "=r,=r,=r,=r,r,r", False, loc, ip)
@@ -421,7 +385,6 @@ class Sm90BlockScaledGemm:
                mCt: cute.Tensor, tiled_mma: cute.TiledMma, k_tiles: Int32):
         nb = self.num_b
         tile_m, tile_n = self.tile_m, self.tile_n
-        sm = self.cfg.decode_mode
         skip = self.cfg.debug_skip
         self._smem_layouts()  # static layouts, rebuilt inside the kernel's region
         tidx, _, _ = cute.arch.thread_idx()
@@ -529,7 +492,7 @@ class Sm90BlockScaledGemm:
                             row = u % tile_m
                             ch = u // tile_m
                             self._decode_a_unit(src_stage, sf_stage, a16_base + (slot0 + ch // 2) * a16_slot,
-                                                row, ch, ch % 2, sm)
+                                                row, ch, ch % 2)
                         cute.arch.fence_proxy("async.shared", space="cta")
                         for _sub in cutlass.range_constexpr(4):
                             a16_pipe.producer_commit(a_com)
@@ -543,7 +506,7 @@ class Sm90BlockScaledGemm:
                             for u in cutlass.range(dt, 0 if skip & 1 else 2 * tile_m, n_dec, unroll=1):
                                 row = u % tile_m
                                 q = u // tile_m
-                                self._decode_a_unit(src_stage, sf_stage, dst_slot, row, sub * 2 + q, q, sm)
+                                self._decode_a_unit(src_stage, sf_stage, dst_slot, row, sub * 2 + q, q)
                             # generic-proxy stores -> visible to the wgmma (async proxy) reads
                             cute.arch.fence_proxy("async.shared", space="cta")
                             a16_pipe.producer_commit(a_state)
@@ -590,10 +553,10 @@ class Sm90BlockScaledGemm:
                             sfb = sf_stage + b * sfb_bytes
                             w_lo = lds_u32(base + row0 * ROW_BYTES + ((ch ^ sw) * 16) + 4 * c)
                             w_hi = lds_u32(base + (row0 + 8) * ROW_BYTES + ((ch ^ sw) * 16) + 4 * c)
-                            s_lo = e4m3_to_f16x2(lds_u8(sfb + row0 * SF_ROW_BYTES + g), sm)
-                            s_hi = e4m3_to_f16x2(lds_u8(sfb + (row0 + 8) * SF_ROW_BYTES + g), sm)
-                            d_lo = decode_e2m1x8_f16(w_lo, s_lo, sm)
-                            d_hi = decode_e2m1x8_f16(w_hi, s_hi, sm)
+                            s_lo = e4m3_to_f16x2(lds_u8(sfb + row0 * SF_ROW_BYTES + g))
+                            s_hi = e4m3_to_f16x2(lds_u8(sfb + (row0 + 8) * SF_ROW_BYTES + g))
+                            d_lo = decode_e2m1x8_f16(w_lo, s_lo)
+                            d_hi = decode_e2m1x8_f16(w_hi, s_hi)
                             f = frag_i32[b][q]
                             # pair j -> k16 block j // 2, fragment columns +8 when j is odd
                             for j in cutlass.range_constexpr(4):
@@ -629,11 +592,6 @@ class Sm90BlockScaledGemm:
                 ld_state.advance()
             warpgroup.wait_group(0)
             a16_pipe.consumer_release(a_rel)
-            if cutlass.const_expr(ACC_FACTOR[sm] != 1.0):
-                # both operands carried a power of two: scale the sums back (exact in fp32)
-                for b in cutlass.range_constexpr(nb):
-                    for i in cutlass.range_constexpr(cute.size(accs[b])):
-                        accs[b][i] = accs[b][i] * ACC_FACTOR[sm]
 
             # ---------------- epilogue: registers -> C (transposed view), fp16
             gCt = cute.local_tile(mCt, (64, tile_m), (bid_n * self.n_cwg + cw, bid_m))
@@ -644,17 +602,17 @@ class Sm90BlockScaledGemm:
             cute.autovec_copy(out, tCgC)
 
     @cute.jit
-    def _decode_a_unit(self, src_stage, sf_stage, dst_slot, row, ch, q, sm: cutlass.Constexpr):
+    def _decode_a_unit(self, src_stage, sf_stage, dst_slot, row, ch, q):
         """Row `row`, 32-K chunk `ch` of the packed A stage -> 32 fp16 in the sub-tile at dst_slot
         (chunk q of it): one 16-byte load, four 16-byte stores, 128B-swizzled both sides."""
         sw = row % 8
         w = lds_v4(src_stage + row * ROW_BYTES + ((ch ^ sw) * 16))
         s01 = lds_u16(sf_stage + row * SF_ROW_BYTES + 2 * ch)
-        s0, s1 = e4m3x2_to_f16x2_pair(s01, sm)
-        d0 = decode_e2m1x8_f16(w[0], s0, sm)
-        d1 = decode_e2m1x8_f16(w[1], s0, sm)
-        d2 = decode_e2m1x8_f16(w[2], s1, sm)
-        d3 = decode_e2m1x8_f16(w[3], s1, sm)
+        s0, s1 = e4m3x2_to_f16x2_pair(s01)
+        d0 = decode_e2m1x8_f16(w[0], s0)
+        d1 = decode_e2m1x8_f16(w[1], s0)
+        d2 = decode_e2m1x8_f16(w[2], s1)
+        d3 = decode_e2m1x8_f16(w[3], s1)
         row_addr = dst_slot + row * (K_SUB * 2)
         for p in cutlass.range_constexpr(4):
             sts_v4(row_addr + (((4 * q + p) ^ sw) * 16), d0[p], d1[p], d2[p], d3[p])
