@@ -5,7 +5,7 @@ sample; run of 2026-11-22 ~12:20 UTC with the E4M3-route decode) for the benchma
 (256,4096,7168) (512,4096,7168) (256,3072,4096) (512,3072,7168), in us:
     SM90_DEFAULT   76.1  143.2  46.6  142.7
     SM90_WIDE_N    74.3  142.0  45.8  140.2
-    SM90_WIDE     116.5  117.7  69.9  116.3
+    SM90_WIDE     116.5  117.7  69.9  116.3   (3 decoder warps; 7 in the next run: 112.4 112.0 68.0 113.1)
     cuBLAS bf16 on pre-decoded operands, same run: 58.4  80.4  31.9  61.8
 SM90_WIDE decodes A once for 128 rows of B1 and of B2 but has a quarter of the CTAs of
 SM90_WIDE_N: it wins once the grid still covers ~0.7 of the SMs.
@@ -27,9 +27,9 @@ SM90_SMALL_M = Sm90Config(tile_m=64, n_cwg=1, n_dwg=2, stages=4, a_slots=8, cons
 # Two consumer warpgroups (128 rows of B per CTA) x 64 rows of A: half the A decode per MMA.
 SM90_WIDE_N = Sm90Config(tile_m=64, n_cwg=2, n_dwg=2, stages=3, a_slots=8, consumer_regs=200,
                          producer_regs=56, a_batch=True)
-# Two consumer warpgroups x 128 rows of A: a quarter of SM90_DEFAULT's A decode per MMA; 3 decoder
+# Two consumer warpgroups x 128 rows of A: a quarter of SM90_DEFAULT's A decode per MMA; 7 decoder
 # warps and a 4-slot decoded-A ring (shared memory is full: 2 stages of A, B1, B2 + 64 KiB of fp16).
-SM90_WIDE = Sm90Config(tile_m=128, n_cwg=2, n_dwg=1, stages=2, a_slots=4, consumer_regs=200,
+SM90_WIDE = Sm90Config(tile_m=128, n_cwg=2, n_dwg=2, stages=2, a_slots=4, consumer_regs=200,
                        producer_regs=56, a_batch=False)
 
 SM90_CANDIDATES = {"default": SM90_DEFAULT, "small_m": SM90_SMALL_M, "wide_n": SM90_WIDE_N, "wide": SM90_WIDE}
