@@ -67,11 +67,12 @@ def _kernel_for(arch: str, m: int, k: int, l: int, b_rows: int, device: torch.de
         import cutlass
         import cutlass.cute as cute
 
-        from shared.cute.runtime import null_ptr
+        from shared.cute.runtime import null_ptr, settle_heap
 
         kern = Kernel(cfg, m, k, l, sms=sms, b_rows=b_rows)
         u8 = null_ptr(cutlass.Uint8)
         fn = _compiled[key] = cute.compile(kern, u8, u8, u8, u8, null_ptr(cutlass.Float16, align=2))
+        settle_heap()
     return fn or None
 
 

@@ -635,13 +635,14 @@ def compile_sm90(kernel_cls, config: Sm90Config, options: str = ""):
     key = (kernel_cls.__name__, config, options)
     fn = _COMPILED.get(key)
     if fn is None:
-        from shared.cute.runtime import compile_arch, null_ptr
+        from shared.cute.runtime import compile_arch, null_ptr, settle_heap
 
         p8, pc = null_ptr(Uint8, 16), null_ptr(Float16, 16)
         with compile_arch("sm_90a"):
             fn = cute.compile(kernel_cls(config), p8, p8, p8, p8, p8, p8, pc, Int32(128), Int32(64), Int32(1),
                               options=f"--gpu-arch sm_90a {options}".strip())
         _COMPILED[key] = fn
+        settle_heap()
     return fn
 
 
