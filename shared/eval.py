@@ -174,6 +174,11 @@ def environment(device: str) -> dict:
         env["cuda"] = torch.version.cuda
     else:
         env["device"] = f"cpu ({platform.processor() or platform.machine()}, {os.cpu_count()} threads)"
+    # NVFP4_COMMIT, when set, names the code: a copy of the tree on a remote GPU box may carry no
+    # .git, or a stale one whose HEAD is not the code that runs.
+    env["commit"], env["dirty"] = os.environ.get("NVFP4_COMMIT"), None
+    if env["commit"]:
+        return env
     try:
         env["commit"] = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short=12", "HEAD"],
                                        capture_output=True, text=True, timeout=10).stdout.strip() or None
@@ -182,8 +187,6 @@ def environment(device: str) -> dict:
         env["dirty"] = bool(dirty)
     except (OSError, subprocess.SubprocessError):
         env["commit"] = None
-    if not env.get("commit"):  # a copy of the tree without .git (a remote GPU box): say so from outside
-        env["commit"], env["dirty"] = os.environ.get("NVFP4_COMMIT"), None
     return env
 
 
