@@ -82,8 +82,7 @@ class Sm90Config:
     stages: packed-FP4 pipeline depth (256 K per stage). a_slots: decoded-A ring depth (64 K each).
     consumer_regs / producer_regs: setmaxnreg targets of consumer / decoder warpgroups (the sum
     over warpgroups must fit the 64K-register file).
-    wgmma_depth: wgmma groups left in flight while the next 32-K chunk of B decodes (0..3; 2 and 3
-    keep 4 register sets of B fragments).
+    wgmma_depth: wgmma groups left in flight while the next 32-K chunk of B decodes (0 or 1).
     a_batch: decoders publish a whole stage at a time (needs a_slots >= 8, a multiple of 4).
     a_unroll: unroll factor of the decoders' loop (with a_batch). debug_skip: timing experiments.
     """
@@ -127,8 +126,8 @@ class Sm90Config:
             raise ValueError(f"Sm90Config.n_dwg must be 1, 2 or 3, got {self.n_dwg}")
         if 128 * (self.n_dwg * self.producer_regs + self.n_cwg * self.consumer_regs) > 65536:
             raise ValueError(f"Sm90Config {self}: setmaxnreg targets exceed the 64K-register file")
-        if self.wgmma_depth not in (0, 1, 2, 3):
-            raise ValueError(f"Sm90Config.wgmma_depth must be 0..3, got {self.wgmma_depth}")
+        if self.wgmma_depth not in (0, 1):
+            raise ValueError(f"Sm90Config.wgmma_depth must be 0 or 1, got {self.wgmma_depth}")
         if self.a_batch and (self.a_slots % 4 or self.a_slots < 8):
             # the consumers hand a sub-tile back only once they work on the next one, so the
             # decoders must be able to take a whole stage (4 slots) while 4 are still held
@@ -532,17 +531,9 @@ class Sm90BlockScaledGemm:
             accs = [cute.make_rmem_tensor(acc_shape, Float32) for _ in range(nb)]
             for b in cutlass.range_constexpr(nb):
                 accs[b].fill(0.0)
-            # Register sets for the decoded B fragments of consecutive 32-K chunks: the decode of chunk
-            # j + 1 writes a set that none of the `depth` wgmma groups still in flight reads (a power
-            # of two, so that a set is a static function of the chunk's place in its 256-K tile).
-            depth = self.cfg.wgmma_depth
-            n_sets = 2 if depth <= 1 else 4
-            # A decoded-A sub-tile (2 chunks) is handed back once its last chunk's group completed,
-            # known `lag` chunks later (after wait_group(depth)).
-            lag = max(depth, 1)
-            frags = [[thr_mma.make_fragment_A(thr_mma.partition_shape_A((64, 32))) for _ in range(n_sets)]
+            frags = [[thr_mma.make_fragment_A(thr_mma.partition_shape_A((64, 32))) for _ in range(2)]
                      for _ in range(nb)]
-            frag_i32 = [[cute.recast_tensor(frags[b][s], Int32) for s in range(n_sets)] for b in range(nb)]
+            frag_i32 = [[cute.recast_tensor(frags[b][s], Int32) for s in range(2)] for b in range(nb)]
 
             ld_state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, self.stages)
             a_state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, self.a_slots)
@@ -566,7 +557,7 @@ class Sm90BlockScaledGemm:
                             s_hi = e4m3_to_f16x2(lds_u8(sfb + (row0 + 8) * SF_ROW_BYTES + g))
                             d_lo = decode_e2m1x8_f16(w_lo, s_lo)
                             d_hi = decode_e2m1x8_f16(w_hi, s_hi)
-                            f = frag_i32[b][ch % n_sets]
+                            f = frag_i32[b][q]
                             # pair j -> k16 block j // 2, fragment columns +8 when j is odd
                             for j in cutlass.range_constexpr(4):
                                 f[(0, 0, j % 2), 0, j // 2] = d_lo[j]
@@ -574,22 +565,22 @@ class Sm90BlockScaledGemm:
                         warpgroup.fence()
                         for b in cutlass.range_constexpr(nb):
                             for kb in cutlass.range_constexpr(2):
-                                cute.gemm(tiled_mma, accs[b], frags[b][ch % n_sets][(None, None, kb)],
+                                cute.gemm(tiled_mma, accs[b], frags[b][q][(None, None, kb)],
                                           tCrB[(None, None, 2 * q + kb, a_state.index)], accs[b])
                         warpgroup.commit_group()
-                        # at most `depth` chunks in flight: chunk ch - depth and earlier are done
+                        # at most one chunk in flight: the other fragment slot and every earlier
+                        # sub-tile are free again
                         if sub == 3 and q == 1:
                             # drain in the last k tile: the epilogue must read finished accumulators
                             # (ptxas was seen hoisting them above a wait placed after the loop)
                             if kt == k_tiles - 1:
                                 warpgroup.wait_group(0)
                             else:
-                                warpgroup.wait_group(depth)
+                                warpgroup.wait_group(self.cfg.wgmma_depth)
                         else:
-                            warpgroup.wait_group(depth)
-                        # chunk ch - lag (counted across k tiles) ends a sub-tile: hand it back
-                        if (ch - lag) % 2 == 1:
-                            if ch >= lag:
+                            warpgroup.wait_group(self.cfg.wgmma_depth)
+                        if q == 0:
+                            if sub > 0:
                                 a16_pipe.consumer_release(a_rel)
                                 a_rel.advance()
                             else:
@@ -600,9 +591,7 @@ class Sm90BlockScaledGemm:
                 ld_pipe.consumer_release(ld_state)
                 ld_state.advance()
             warpgroup.wait_group(0)
-            for _ in cutlass.range_constexpr((lag + 1) // 2):  # the sub-tiles still held
-                a16_pipe.consumer_release(a_rel)
-                a_rel.advance()
+            a16_pipe.consumer_release(a_rel)
 
             # ---------------- epilogue: registers -> C (transposed view), fp16
             gCt = cute.local_tile(mCt, (64, tile_m), (bid_n * self.n_cwg + cw, bid_m))
