@@ -85,6 +85,10 @@ class Sm90Config:
     wgmma_depth: wgmma groups left in flight while the next 32-K chunk of B decodes (0 or 1).
     a_batch: decoders publish a whole stage at a time (needs a_slots >= 8, a multiple of 4).
     a_unroll: unroll factor of the decoders' loop (with a_batch). debug_skip: timing experiments.
+    splits: CTAs that share one output tile, each taking an equal share of the K tiles (1 or 2):
+    a cluster of `splits` CTAs along grid z; the second CTA adds its fp32 sums into the first one's
+    shared memory (distributed shared memory, no tensor in device memory), the first one stores.
+    For grids that would otherwise leave SMs idle.
     """
 
     tile_m: int = 128
@@ -98,6 +102,7 @@ class Sm90Config:
     a_unroll: int = 1
     a_batch: bool = False
     debug_skip: int = 0  # wrong results, timing only: bit 0 = skip the A decode, bit 1 = the B decode
+    splits: int = 1
 
     @property
     def tile_n(self) -> int:
@@ -114,6 +119,14 @@ class Sm90Config:
     def smem_bytes(self, num_b: int) -> int:
         per_stage = (self.tile_m + num_b * self.tile_n) * (ROW_BYTES + SF_ROW_BYTES)
         return per_stage * self.stages + self.a_slots * self.tile_m * K_SUB * 2 + 1024 * 6
+
+    def reduce_bytes(self, num_b: int) -> int:
+        """fp32 sums one CTA of a split hands to the other (num_b tiles of tile_n x tile_m)."""
+        return 4 * num_b * self.tile_n * self.tile_m
+
+    def staging_bytes(self, num_b: int) -> int:
+        """The packed and decoded operand buffers (contiguous: sA4, sB4, sA16), reused for the split sum."""
+        return (self.tile_m + num_b * self.tile_n) * ROW_BYTES * self.stages + self.a_slots * self.tile_m * K_SUB * 2
 
     def check(self, num_b: int) -> None:
         if self.tile_m not in (64, 128, 256):
@@ -134,6 +147,10 @@ class Sm90Config:
             raise ValueError("Sm90Config.a_batch needs a_slots = 8, 12, ... (4 would deadlock)")
         if self.stages < 2 or self.a_slots < 2:
             raise ValueError("Sm90Config: need at least 2 stages and 2 decoded-A slots")
+        if self.splits not in (1, 2):
+            raise ValueError(f"Sm90Config.splits must be 1 or 2, got {self.splits}")
+        if self.splits > 1 and self.reduce_bytes(num_b) > self.staging_bytes(num_b):
+            raise ValueError(f"Sm90Config {self}: the split's fp32 sums do not fit the operand buffers")
         if self.smem_bytes(num_b) > 227 * 1024:
             raise ValueError(f"Sm90Config {self}: {self.smem_bytes(num_b)} bytes of shared memory > 227 KiB")
 
@@ -191,6 +208,22 @@ def lds_v4(addr: Int32, *, loc=None, ip=None):
 def sts_v4(addr: Int32, v0: Int32, v1: Int32, v2: Int32, v3: Int32, *, loc=None, ip=None) -> None:
     _asm(None, [_ir(addr, loc, ip)] + [_ir(v, loc, ip) for v in (v0, v1, v2, v3)],
          "st.shared.v4.b32 [$0], {$1, $2, $3, $4};", "r,r,r,r,r", True, loc, ip)
+
+
+@dsl_user_op
+def st_cluster_v4_f32(addr: Int32, rank: Int32, v0, v1, v2, v3, *, loc=None, ip=None) -> None:
+    """16 bytes to shared address `addr` of the cluster's CTA `rank` (distributed shared memory)."""
+    vals = [Float32(v).ir_value(loc=loc, ip=ip) for v in (v0, v1, v2, v3)]
+    _asm(None, [_ir(addr, loc, ip), _ir(rank, loc, ip)] + vals,
+         "{.reg .b32 r;\n\tmapa.shared::cluster.u32 r, $0, $1;\n\tst.shared::cluster.v4.f32 [r], {$2, $3, $4, $5};}",
+         "r,r,f,f,f,f", True, loc, ip)
+
+
+@dsl_user_op
+def lds_v4_f32(addr: Int32, *, loc=None, ip=None):
+    res = _asm(ir.Type.parse("!llvm.struct<(f32, f32, f32, f32)>"), [_ir(addr, loc, ip)],
+               "ld.shared.v4.f32 {$0, $1, $2, $3}, [$4];", "=f,=f,=f,=f,r", True, loc, ip)
+    return [Float32(llvm.extractvalue(T.f32(), res, [i], loc=loc, ip=ip)) for i in range(4)]
 
 
 # 2^6 in both fp16 halves: folded into every scale, it undoes the 2^-6 of the decoded codes.
@@ -307,6 +340,8 @@ class Sm90BlockScaledGemm:
             return f"L must be 1, got {l}"
         if k % K_TILE:
             return f"K must be a multiple of {K_TILE}, got {k}"
+        if (k // K_TILE) % config.splits:
+            return f"K / {K_TILE} must be a multiple of splits={config.splits}, got K={k}"
         if m % config.tile_m:
             return f"M must be a multiple of tile_m={config.tile_m}, got {m}"
         if n % config.tile_n:
@@ -372,10 +407,11 @@ class Sm90BlockScaledGemm:
             sSFB: cute.struct.Align[cute.struct.MemRange[Uint8, cute.cosize(self.sSFB_layout) * nb], 128]
 
         self.shared_storage = SharedStorage
-        grid = (m // self.tile_m, n // self.tile_n, 1)
+        sp = self.cfg.splits
+        grid = (m // self.tile_m, n // self.tile_n, sp)
         self.kernel(tma_a, gA, tma_sfa, gSFA, tma_b1, gB1, tma_sfb1, gSFB1, tma_b2, gB2, tma_sfb2, gSFB2,
                     mCt, tiled_mma, k_tiles).launch(grid=grid, block=[self.cfg.threads, 1, 1],
-                                                  min_blocks_per_mp=1)
+                                                  cluster=[1, 1, sp], min_blocks_per_mp=1)
 
     # ---------------------------------------------------------------- device
     @cute.kernel
@@ -390,7 +426,9 @@ class Sm90BlockScaledGemm:
         tidx, _, _ = cute.arch.thread_idx()
         warp = cute.arch.make_warp_uniform(cute.arch.warp_idx())
         wg = warp // 4
-        bid_m, bid_n, _ = cute.arch.block_idx()
+        bid_m, bid_n, split = cute.arch.block_idx()
+        kt_own = k_tiles // self.cfg.splits  # this CTA's K tiles: kt_first .. kt_first + kt_own - 1
+        kt_first = split * kt_own
 
         smem = cutlass.utils.SmemAllocator()
         st = smem.allocate(self.shared_storage)
@@ -458,7 +496,8 @@ class Sm90BlockScaledGemm:
                                                            cute.group_modes(gSFB, 0, 2))
                     parts.append((tBsB, tBgB, tTsSFB, tTgSFB))
                 prod = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, self.stages)
-                for kt in cutlass.range(k_tiles, unroll=1):
+                for kt_i in cutlass.range(kt_own, unroll=1):
+                    kt = kt_first + kt_i
                     ld_pipe.producer_acquire(prod)
                     bar = ld_pipe.producer_get_barrier(prod)
                     cute.copy(tma_a, tAgA[(None, kt)], tAsA[(None, prod.index)], tma_bar_ptr=bar)
@@ -475,7 +514,7 @@ class Sm90BlockScaledGemm:
                 ld_state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, self.stages)
                 a_state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, self.a_slots)
                 a_com = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, self.a_slots)
-                for _kt in cutlass.range(k_tiles, unroll=1):
+                for _kt in cutlass.range(kt_own, unroll=1):
                     ld_pipe.consumer_wait(ld_state)
                     src_stage = a4_base + ld_state.index * a4_stage
                     sf_stage = sfa_base + ld_state.index * sfa_stage
@@ -539,7 +578,7 @@ class Sm90BlockScaledGemm:
             a_state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, self.a_slots)
             a_rel = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, self.a_slots)
             tiled_mma.set(warpgroup.Field.ACCUMULATE, True)
-            for kt in cutlass.range(k_tiles, unroll=1):
+            for kt in cutlass.range(kt_own, unroll=1):
                 ld_pipe.consumer_wait(ld_state)
                 b_stage = b4_base + ld_state.index * b4_stage
                 sf_stage = sfb_base + ld_state.index * sfb_stage
@@ -573,7 +612,7 @@ class Sm90BlockScaledGemm:
                         if sub == 3 and q == 1:
                             # drain in the last k tile: the epilogue must read finished accumulators
                             # (ptxas was seen hoisting them above a wait placed after the loop)
-                            if kt == k_tiles - 1:
+                            if kt == kt_own - 1:
                                 warpgroup.wait_group(0)
                             else:
                                 warpgroup.wait_group(self.cfg.wgmma_depth)
@@ -593,13 +632,47 @@ class Sm90BlockScaledGemm:
             warpgroup.wait_group(0)
             a16_pipe.consumer_release(a_rel)
 
-            # ---------------- epilogue: registers -> C (transposed view), fp16
-            gCt = cute.local_tile(mCt, (64, tile_m), (bid_n * self.n_cwg + cw, bid_m))
-            tCgC = thr_mma.partition_C(gCt)
-            out = cute.make_rmem_tensor(acc_shape, Float16)
-            for i in cutlass.range_constexpr(cute.size(out)):
-                out[i] = self.epilogue_value(accs, i).to(Float16)
-            cute.autovec_copy(out, tCgC)
+            if cutlass.const_expr(self.cfg.splits > 1):
+                self._add_split_sums(accs, split, a4_base, cw * 128 + t)
+                if split == 0:
+                    self._epilogue(accs, mCt, thr_mma, acc_shape, bid_m, bid_n, cw)
+            else:
+                self._epilogue(accs, mCt, thr_mma, acc_shape, bid_m, bid_n, cw)
+
+    @cute.jit
+    def _epilogue(self, accs, mCt, thr_mma, acc_shape, bid_m, bid_n, cw):
+        """Registers -> C (transposed view), fp16."""
+        gCt = cute.local_tile(mCt, (64, self.tile_m), (bid_n * self.n_cwg + cw, bid_m))
+        tCgC = thr_mma.partition_C(gCt)
+        out = cute.make_rmem_tensor(acc_shape, Float16)
+        for i in cutlass.range_constexpr(cute.size(out)):
+            out[i] = self.epilogue_value(accs, i).to(Float16)
+        cute.autovec_copy(out, tCgC)
+
+    @cute.jit
+    def _add_split_sums(self, accs, split, buf, ct):
+        """Split-K over a cluster of 2: CTA 1's consumer thread ct stores its fp32 sums into CTA 0's
+        operand buffers at `buf` (16-byte vectors, thread-minor: conflict-free), CTA 0's thread ct
+        adds them. Only consumer threads take part; the other warps have exited (a cluster barrier
+        waits for the threads that have not). The first barrier makes sure CTA 0 no longer reads its
+        operand buffers, the second that the sums have landed (release / acquire)."""
+        n_ct = 128 * self.n_cwg
+        nv = cute.size(accs[0]) // 4
+        cute.arch.cluster_arrive()
+        cute.arch.cluster_wait()
+        if split == 1:
+            for b in cutlass.range_constexpr(self.num_b):
+                for v in cutlass.range_constexpr(nv):
+                    st_cluster_v4_f32(buf + ((b * nv + v) * n_ct + ct) * 16, Int32(0), accs[b][4 * v],
+                                      accs[b][4 * v + 1], accs[b][4 * v + 2], accs[b][4 * v + 3])
+        cute.arch.cluster_arrive()
+        cute.arch.cluster_wait()
+        if split == 0:
+            for b in cutlass.range_constexpr(self.num_b):
+                for v in cutlass.range_constexpr(nv):
+                    x = lds_v4_f32(buf + ((b * nv + v) * n_ct + ct) * 16)
+                    for j in cutlass.range_constexpr(4):
+                        accs[b][4 * v + j] = accs[b][4 * v + j] + x[j]
 
     @cute.jit
     def _decode_a_unit(self, src_stage, sf_stage, dst_slot, row, ch, q):
