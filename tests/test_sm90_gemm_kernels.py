@@ -1,16 +1,19 @@
 """Hopper (sm_90a) block-scaled GEMM and fused dual GEMM kernels (one mainloop, shared/cute/
 sm90_blockscaled_mainloop.py): compiled and inspected on the CPU, run on an sm_90 GPU.
 
-CPU tier: every config the chooser can return compiles for sm_90a; PTX has 16 fp16 wgmma per stage and
-B operand, one TMA load per operand and scale tensor, the exact E4M3 -> f16 conversion; SASS has the
-HGMMAs, no local memory and no accumulator read while a wgmma group is in flight; every manifest shape
-is accepted; bad shapes raise ValueError; the portable path matches the reference on the CPU.
+CPU tier: every config the chooser can return (split-K ones included) compiles for sm_90a; PTX has
+16 fp16 wgmma per stage and B operand, one TMA load per operand and scale tensor, the exact
+E4M3 -> f16 conversion; SASS has the HGMMAs, no local memory and no accumulator read while a
+wgmma group is in flight; every manifest shape is accepted; bad shapes raise ValueError; the
+E4M3-route decode is exact (a Python model of its bit operations); the portable path matches the
+reference on the CPU.
 GPU tier (sm90): every manifest case, leaderboard and stress data, output NaN-poisoned first.
 """
 
 from __future__ import annotations
 
 import importlib
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -92,6 +95,17 @@ def test_e4m3_route_decode_is_exact_for_every_code_and_scale():
     prod = np.multiply.outer(values, scales)
     assert np.array_equal(prod.astype(np.float16).astype(np.float64), prod)
     assert np.abs(prod[prod != 0]).min() >= 2.0**-14  # normal fp16: no subnormal rounding either
+
+
+def test_split_k_needs_an_even_number_of_k_tiles_and_room_for_the_sums():
+    from problems.dual_gemm.config import SM90_WIDE_SPLIT2
+    from shared.cute.sm90_blockscaled_mainloop import Sm90BlockScaledGemm
+
+    assert Sm90BlockScaledGemm.shape_error(256, 512, 512, 1, SM90_WIDE_SPLIT2) is None
+    assert "splits=2" in Sm90BlockScaledGemm.shape_error(256, 512, 768, 1, SM90_WIDE_SPLIT2)
+    with pytest.raises(ValueError, match="splits must be 1 or 2"):
+        replace(SM90_WIDE_SPLIT2, splits=3).check(2)
+    assert SM90_WIDE_SPLIT2.reduce_bytes(2) <= SM90_WIDE_SPLIT2.staging_bytes(2)
 
 
 @pytest.mark.parametrize("problem", KERNELS)

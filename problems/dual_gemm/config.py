@@ -9,11 +9,17 @@ sample; run of 2026-11-22 ~12:20 UTC with the E4M3-route decode) for the benchma
     cuBLAS bf16 on pre-decoded operands, same run: 58.4  80.4  31.9  61.8
 SM90_WIDE decodes A once for 128 rows of B1 and of B2 but has a quarter of the CTAs of
 SM90_WIDE_N: it wins once the grid still covers ~0.7 of the SMs.
+SM90_WIDE_SPLIT2 (SM90_WIDE, K split over a 2-CTA cluster), next run (~11:58 UTC; same shapes):
+    SM90_WIDE_N 74.5  141.5  45.9  142.4 | SM90_WIDE 112.0  112.6  68.0  112.8
+    SM90_WIDE_SPLIT2 67.2  128.1  45.2  127.1 | cuBLAS bf16 58.3  79.9  31.4  62.2
+it wins where SM90_WIDE's grid is at most half the SMs.
 """
 
 from __future__ import annotations
 
-from shared.cute.sm90_blockscaled_mainloop import Sm90Config
+from dataclasses import replace
+
+from shared.cute.sm90_blockscaled_mainloop import K_TILE, Sm90Config
 
 SMS = 132  # H100 SXM
 
@@ -32,13 +38,22 @@ SM90_WIDE_N = Sm90Config(tile_m=64, n_cwg=2, n_dwg=2, stages=3, a_slots=8, consu
 SM90_WIDE = Sm90Config(tile_m=128, n_cwg=2, n_dwg=2, stages=2, a_slots=4, consumer_regs=200,
                        producer_regs=56, a_batch=False)
 
-SM90_CANDIDATES = {"default": SM90_DEFAULT, "small_m": SM90_SMALL_M, "wide_n": SM90_WIDE_N, "wide": SM90_WIDE}
+# SM90_WIDE with K split over a cluster of 2 CTAs (the second one's sums added through distributed
+# shared memory): twice the CTAs for grids that would leave half the SMs idle.
+SM90_WIDE_SPLIT2 = replace(SM90_WIDE, splits=2)
+
+SM90_CANDIDATES = {"default": SM90_DEFAULT, "small_m": SM90_SMALL_M, "wide_n": SM90_WIDE_N, "wide": SM90_WIDE,
+                   "wide_split2": SM90_WIDE_SPLIT2}
 
 
 def choose_sm90(m: int, n: int, k: int) -> Sm90Config:
     """The config for one shape: the most MMA work per decoded A tile that still fills the GPU."""
-    if m % 128 == 0 and n % 128 == 0 and (m // 128) * (n // 128) >= 0.7 * SMS:
-        return SM90_WIDE
+    if m % 128 == 0 and n % 128 == 0:
+        tiles = (m // 128) * (n // 128)
+        if tiles >= 0.7 * SMS:
+            return SM90_WIDE
+        if 2 * tiles <= SMS and (k // K_TILE) % 2 == 0:
+            return SM90_WIDE_SPLIT2
     if m % 64 == 0 and n % 128 == 0:
         return SM90_WIDE_N
     if m % 128 == 0:

@@ -7,11 +7,17 @@ per sample; run of 2026-11-22 ~12:20 UTC with the E4M3-route decode) for the ben
     SM90_M64        164.7   41.1  28.7
     SM90_M64_WIDE   106.0   50.6  20.3
     cuBLAS bf16 on pre-decoded operands, same run: 102.9  34.1  19.0
+SM90_M64_WIDE_SPLIT2 (K split over a 2-CTA cluster), next run (~11:58 UTC; same shapes):
+    SM90_M64 168.6  42.4  30.4 | SM90_M64_WIDE 108.3  51.0  20.9 | SM90_M64_WIDE_SPLIT2 117.5  32.6  54.2
+    cuBLAS bf16 103.3  34.2  19.5
+it wins where SM90_M64_WIDE's grid is at most half the SMs (the middle shape).
 """
 
 from __future__ import annotations
 
-from shared.cute.sm90_blockscaled_mainloop import Sm90Config
+from dataclasses import replace
+
+from shared.cute.sm90_blockscaled_mainloop import K_TILE, Sm90Config
 
 _COMMON = dict(n_dwg=2, producer_regs=56, a_batch=True, a_slots=8)
 # 64 rows of B per consumer warpgroup x 128 rows of A per CTA.
@@ -21,15 +27,23 @@ SM90_M64 = Sm90Config(tile_m=64, n_cwg=1, stages=4, consumer_regs=232, **_COMMON
 # two consumer warpgroups (128 rows of B) x 64 rows of A: A decoded once for twice the MMA work.
 SM90_M64_WIDE = Sm90Config(tile_m=64, n_cwg=2, stages=3, consumer_regs=200, **_COMMON)
 
-SM90_CANDIDATES = {"m128": SM90_M128, "m64": SM90_M64, "m64_wide": SM90_M64_WIDE}
+# SM90_M64_WIDE with K split over a cluster of 2 CTAs (sums added through distributed shared memory).
+SM90_M64_WIDE_SPLIT2 = replace(SM90_M64_WIDE, splits=2)
+
+SM90_CANDIDATES = {"m128": SM90_M128, "m64": SM90_M64, "m64_wide": SM90_M64_WIDE,
+                   "m64_wide_split2": SM90_M64_WIDE_SPLIT2}
 
 SMS = 132  # H100 SXM
 
 
 def choose_sm90(m: int, n: int, k: int) -> Sm90Config:
     """Prefer the config that still fills the GPU with the most MMA work per decoded A tile."""
-    if m % 64 == 0 and n % 128 == 0 and (m // 64) * (n // 128) >= 0.75 * SMS:
-        return SM90_M64_WIDE
+    if m % 64 == 0 and n % 128 == 0:
+        tiles = (m // 64) * (n // 128)
+        if tiles >= 0.75 * SMS:
+            return SM90_M64_WIDE
+        if 2 * tiles <= SMS and (k // K_TILE) % 2 == 0:
+            return SM90_M64_WIDE_SPLIT2
     if m % 128 == 0 and (m // 128) * (n // 64) >= 0.75 * SMS:
         return SM90_M128
     return SM90_M64
