@@ -552,6 +552,12 @@ class Sm90BlockScaledGemm:
                             a_state.advance()
                     ld_pipe.consumer_release(ld_state)
                     ld_state.advance()
+            if cutlass.const_expr(self.cfg.splits > 1):
+                # the split's two cluster barriers (_add_split_sums): CTA 0's operand buffers are
+                # handed over only once every warp of both CTAs is done with them
+                for _ in cutlass.range_constexpr(2):
+                    cute.arch.cluster_arrive()
+                    cute.arch.cluster_wait()
         else:
             # ---------------- consumers: B fragments in registers, wgmma, epilogue
             cute.arch.setmaxregister_increase(self.cfg.consumer_regs)
@@ -653,9 +659,9 @@ class Sm90BlockScaledGemm:
     def _add_split_sums(self, accs, split, buf, ct):
         """Split-K over a cluster of 2: CTA 1's consumer thread ct stores its fp32 sums into CTA 0's
         operand buffers at `buf` (16-byte vectors, thread-minor: conflict-free), CTA 0's thread ct
-        adds them. Only consumer threads take part; the other warps have exited (a cluster barrier
-        waits for the threads that have not). The first barrier makes sure CTA 0 no longer reads its
-        operand buffers, the second that the sums have landed (release / acquire)."""
+        adds them. Every thread of both CTAs takes part in the two cluster barriers (the other
+        warps at the end of their roles): after the first, no warp of CTA 0 touches its operand
+        buffers any more; after the second, the sums have landed (release / acquire)."""
         n_ct = 128 * self.n_cwg
         nv = cute.size(accs[0]) // 4
         cute.arch.cluster_arrive()
