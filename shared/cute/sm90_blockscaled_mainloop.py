@@ -48,8 +48,17 @@ accumulators before they were final: wrong results for GEMM, deterministic). The
 therefore drains with wait_group(0) inside the loop; tests/sm90_common.py scans the SASS for any
 accumulator access while an HGMMA group may be pending.
 
-Constraints: K % 256 == 0, M % Mt == 0, N % (64 * n_cwg) == 0, L == 1, the leaderboard layouts
-(K-major packed values, plain [rows, K/16] scales). Nothing here writes an intermediate tensor.
+Split-K (`splits=2`, for grids that would leave half the SMs idle): a cluster of 2 CTAs along grid
+z shares one output tile, each taking half of the K tiles. After the mainloop every thread of both
+CTAs meets at a cluster barrier; CTA 1's consumers then store their fp32 sums into CTA 0's operand
+buffers through distributed shared memory (mapa + st.shared::cluster), a second cluster barrier
+publishes them, and CTA 0 adds and runs the epilogue. The sum of two fp32 partials is not
+bitwise the one-CTA sum, but both are fp32 sums of exact products (checked against the reference
+with both generators on the H100); for the dual GEMM the nonlinear epilogue sees the full sums.
+
+Constraints: K % 256 == 0 (K % 512 with splits=2), M % Mt == 0, N % (64 * n_cwg) == 0, L == 1, the
+leaderboard layouts (K-major packed values, plain [rows, K/16] scales). Nothing here writes an
+intermediate tensor to device memory.
 """
 
 from __future__ import annotations
