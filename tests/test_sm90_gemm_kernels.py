@@ -166,6 +166,24 @@ def test_sm90_kernel_matches_reference(problem, case, generator):
     C.run_and_check(problem, parts(problem)[0].run, case, generator)
 
 
+# Shapes small enough to run fast that every candidate config takes (K / 256 even for the splits).
+EVERY_CONFIG_SHAPES = [(256, 512, 1024, 1), (128, 1024, 2048, 1)]
+
+
+@pytest.mark.sm90
+@pytest.mark.parametrize("generator", ["generate_input", "generate_stress_input"])
+@pytest.mark.parametrize("problem,config", [(p, c) for p in KERNELS for c in configs(p)],
+                         ids=lambda x: x if isinstance(x, str) else f"m{x.tile_m}x{x.n_cwg}s{x.stages}k{x.splits}")
+def test_every_candidate_config_matches_reference(problem, config, generator):
+    """The chooser picks one config per manifest shape; this runs every candidate, so that a config
+    only the benchmarks reach is checked on more than one shape."""
+    kmod, _, _, cls, _, _ = parts(problem)
+    shapes = [s for s in EVERY_CONFIG_SHAPES if cls.can_implement(*s, config)]
+    assert shapes, f"no test shape fits {config}"
+    for shape in shapes:
+        C.run_and_check(problem, lambda data: kmod.run(data, config), shape, generator)
+
+
 @pytest.mark.gpu
 @pytest.mark.sm90
 @pytest.mark.parametrize("problem", KERNELS)

@@ -11,6 +11,13 @@ SM90_M64_WIDE_SPLIT2 (K split over a 2-CTA cluster), next run (~11:58 UTC; same 
     SM90_M64 168.6  42.4  30.4 | SM90_M64_WIDE 108.3  51.0  20.9 | SM90_M64_WIDE_SPLIT2 117.5  32.6  54.2
     cuBLAS bf16 103.3  34.2  19.5
 it wins where SM90_M64_WIDE's grid is at most half the SMs (the middle shape).
+SM90_M128_WIDE_SPLIT2 (two consumer warpgroups x 128 rows of A, K split over a 2-CTA cluster: 2/3 of
+SM90_M64_WIDE's decode per CTA for the same MMA work and grid), run of ~12:15 UTC (second of two
+repetitions; the first ran while the clocks were still ramping and is discarded):
+    SM90_M64_WIDE 107.1  50.6  21.3 | SM90_M64_WIDE_SPLIT2 116.4  33.2  28.2 | SM90_M128_WIDE_SPLIT2 88.6  44.9  22.4
+    cuBLAS bf16 103.3  34.0  19.2
+it wins on the long-K shape only (with K=2048 each CTA has 4 K tiles, too few to pay for the split);
+the K >= 8192 threshold below rests on these two shapes.
 """
 
 from __future__ import annotations
@@ -30,19 +37,26 @@ SM90_M64_WIDE = Sm90Config(tile_m=64, n_cwg=2, stages=3, consumer_regs=200, **_C
 # SM90_M64_WIDE with K split over a cluster of 2 CTAs (sums added through distributed shared memory).
 SM90_M64_WIDE_SPLIT2 = replace(SM90_M64_WIDE, splits=2)
 
+# Two consumer warpgroups (128 rows of B) x 128 rows of A, K split over a cluster of 2 CTAs.
+SM90_M128_WIDE_SPLIT2 = replace(SM90_M128, n_cwg=2, consumer_regs=200, splits=2)
+
 SM90_CANDIDATES = {"m128": SM90_M128, "m64": SM90_M64, "m64_wide": SM90_M64_WIDE,
-                   "m64_wide_split2": SM90_M64_WIDE_SPLIT2}
+                   "m64_wide_split2": SM90_M64_WIDE_SPLIT2, "m128_wide_split2": SM90_M128_WIDE_SPLIT2}
 
 SMS = 132  # H100 SXM
 
 
 def choose_sm90(m: int, n: int, k: int) -> Sm90Config:
     """Prefer the config that still fills the GPU with the most MMA work per decoded A tile."""
+    even_k = (k // K_TILE) % 2 == 0
+    if m % 128 == 0 and n % 128 == 0 and k >= 8192 and even_k:
+        if 0.75 * SMS <= 2 * (m // 128) * (n // 128) <= SMS:
+            return SM90_M128_WIDE_SPLIT2
     if m % 64 == 0 and n % 128 == 0:
         tiles = (m // 64) * (n // 128)
         if tiles >= 0.75 * SMS:
             return SM90_M64_WIDE
-        if 2 * tiles <= SMS and (k // K_TILE) % 2 == 0:
+        if 2 * tiles <= SMS and even_k:
             return SM90_M64_WIDE_SPLIT2
     if m % 128 == 0 and (m // 128) * (n // 64) >= 0.75 * SMS:
         return SM90_M128
