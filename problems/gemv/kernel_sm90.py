@@ -32,7 +32,7 @@ Algorithm
 
 Measured on the H100 (2026-11-22). In the evaluator's loop (L2 flush, one call between two
 events; results/2026-11-22-h100-gemv-9fb850a.json) 32.4 / 57.9 / 18.4 us for the 3 benchmark
-shapes, where a plain streaming read of the same bytes (Triton, timed the same way: `read loop`)
+shapes, where a plain read of the same bytes once (Triton, timed the same way: `read loop`)
 takes 33.5 / 56.7 / 19.2 us: x0.97 / 1.02 / 0.95. The graph-replayed read (back to back, no flush)
 takes 25.0 / 47.7 / 13.4 us; after the flush every kernel runs slower, the read included (its own
 kernel time rises from 23.2 to 31.5 us on the first shape, CUPTI). Kernel-only times back to back
