@@ -83,7 +83,7 @@ def main(argv=None) -> int:
         buf = torch.zeros(nbytes // 4, dtype=torch.int32, device="cuda")
         red = torch.empty(4 * sms, dtype=torch.int32, device="cuda")
         k_sub = kernel_us(call, flush)
-        k_read = kernel_us(partial(sol._read_kernel(), buf, red), flush)
+        k_read = kernel_us(partial(sol.read_kernel(), buf, red), flush)
         del buf
         shape = (m, k, l)
         print(f"{shape}: read graph {graph_us:6.2f} | read loop {read_loop:6.2f} | submission loop {subm:6.2f} "
@@ -94,7 +94,7 @@ def main(argv=None) -> int:
             datas = [ref.generate_input(m=m, k=k, l=l, seed=case["seed"] + i) for i in range(copies)]
             bufs = [torch.zeros(nbytes // 4, dtype=torch.int32, device="cuda") for _ in range(copies)]
             s_sub = kernel_us([partial(sub.custom_kernel, d) for d in datas], 0, reps=8 * copies)
-            s_read = kernel_us([partial(sol._read_kernel(), b, red) for b in bufs], 0, reps=8 * copies)
+            s_read = kernel_us([partial(sol.read_kernel(), b, red) for b in bufs], 0, reps=8 * copies)
             print(f"{shape}: steady kernel-only us: submission {s_sub} | read {s_read}", flush=True)
             del datas, bufs
         rows.append((shape, "submission", choose_sm90(m, k, l, sms), subm, graph_us, read_loop))

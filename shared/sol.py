@@ -80,7 +80,7 @@ def measure_ceilings() -> Ceilings | None:
         return _datasheet(name)
 
 
-def _read_kernel():
+def read_kernel():
     """A plain streaming reduction in Triton (wide loads, a grid of a few CTAs per SM): closer to the
     bandwidth a well-built kernel reaches than torch.sum. None where Triton is missing."""
     try:
@@ -115,7 +115,7 @@ def read_once_us(nbytes: int, reps: int = 50) -> float | None:
     n_buf = max(2, -(-4 * l2 // max(nbytes, 1)))
     elems = max(nbytes // 4, 1)
     bufs = [torch.randint(-9, 9, (elems,), dtype=torch.int32, device="cuda") for _ in range(n_buf)]
-    kernel = _read_kernel()
+    kernel = read_kernel()
     if kernel is None:
         outs = [torch.empty((), dtype=torch.int64, device="cuda") for _ in range(n_buf)]
         kernel = lambda buf, out: torch.sum(buf, dim=0, out=out)  # noqa: E731
@@ -139,7 +139,7 @@ def read_once_loop_us(nbytes: int, flush_bytes: int, max_repeats: int = 100) -> 
     """Mean time of the same streaming read, one call per sample after an L2 flush of `flush_bytes`,
     with the leaderboard's stopping rule (shared.timing): what a perfect memory-bound kernel would
     score, launch and cold-cache start included. None without CUDA or Triton."""
-    kernel = _read_kernel()
+    kernel = read_kernel()
     if kernel is None or not torch.cuda.is_available():
         return None
     from shared import timing
