@@ -50,13 +50,18 @@ def configs(problem):
     return sorted(set(cmod.SM90_CANDIDATES.values()) | chosen, key=str)
 
 
+def config_id(x):
+    """Test id of a (problem, config) parameter: tile, consumer warpgroups, stages, splits."""
+    return x if isinstance(x, str) else f"m{x.tile_m}x{x.n_cwg}s{x.stages}k{x.splits}"
+
+
 @pytest.fixture(scope="session")
 def dump_root(tmp_path_factory):
     return tmp_path_factory.mktemp("sm90")
 
 
 @pytest.mark.parametrize("problem,config", [(p, c) for p in KERNELS for c in configs(p)],
-                         ids=lambda x: x if isinstance(x, str) else f"m{x.tile_m}x{x.n_cwg}s{x.stages}")
+                         ids=config_id)
 def test_compiles_for_sm90a(problem, config, dump_root):
     _, _, _, cls, num_b, _ = parts(problem)
     ptx, cubin = C.artifacts(cls, config, dump_root)
@@ -173,7 +178,7 @@ EVERY_CONFIG_SHAPES = [(256, 512, 1024, 1), (128, 1024, 2048, 1)]
 @pytest.mark.sm90
 @pytest.mark.parametrize("generator", ["generate_input", "generate_stress_input"])
 @pytest.mark.parametrize("problem,config", [(p, c) for p in KERNELS for c in configs(p)],
-                         ids=lambda x: x if isinstance(x, str) else f"m{x.tile_m}x{x.n_cwg}s{x.stages}k{x.splits}")
+                         ids=config_id)
 def test_every_candidate_config_matches_reference(problem, config, generator):
     """The chooser picks one config per manifest shape; this runs every candidate, so that a config
     only the benchmarks reach is checked on more than one shape."""

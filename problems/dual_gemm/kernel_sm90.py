@@ -24,13 +24,6 @@ class DualGemmSm90(Sm90BlockScaledGemm):
 
     num_b = 2
 
-    def __init__(self, config: Sm90Config):
-        super().__init__(config)
-
-    @staticmethod
-    def can_implement(m: int, n: int, k: int, l: int, config: Sm90Config) -> bool:
-        return Sm90BlockScaledGemm.shape_error(m, n, k, l, config) is None
-
     @cute.jit
     def epilogue_value(self, accs, i):
         return fast_silu_mul(accs[0][i], accs[1][i])

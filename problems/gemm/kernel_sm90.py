@@ -21,13 +21,6 @@ class GemmSm90(Sm90BlockScaledGemm):
 
     num_b = 1
 
-    def __init__(self, config: Sm90Config):
-        super().__init__(config)
-
-    @staticmethod
-    def can_implement(m: int, n: int, k: int, l: int, config: Sm90Config) -> bool:
-        return Sm90BlockScaledGemm.shape_error(m, n, k, l, config) is None
-
     @cute.jit
     def epilogue_value(self, accs, i):
         return accs[0][i]

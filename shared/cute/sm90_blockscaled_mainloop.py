@@ -343,6 +343,10 @@ class Sm90BlockScaledGemm:
         self.a_slots = config.a_slots
 
     @staticmethod
+    def can_implement(m: int, n: int, k: int, l: int, config: Sm90Config) -> bool:
+        return Sm90BlockScaledGemm.shape_error(m, n, k, l, config) is None
+
+    @staticmethod
     def shape_error(m: int, n: int, k: int, l: int, config: Sm90Config) -> str | None:
         """None when the kernel with `config` takes this shape, else the reason."""
         if l != 1:
