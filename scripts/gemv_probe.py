@@ -31,13 +31,6 @@ from shared import sol, timing  # noqa: E402
 from shared.problem import load_problem  # noqa: E402
 
 
-def loop_us(call, flush_bytes: int) -> float:
-    clock = timing.Clock("cuda", timing.flush_bytes_for(flush_bytes))
-    call()
-    stats, _ = timing.timed_loop(clock, call, 100, 10e9)
-    return stats.mean / 1e3
-
-
 def kernel_us(call, flush_bytes: int, reps: int = 20) -> dict[str, float]:
     """Mean device time per kernel name over `reps` flushed calls (the flush kernels left out);
     `call` may be a list of calls, made in turn without flushes (flush_bytes is then ignored)."""
@@ -79,7 +72,7 @@ def main(argv=None) -> int:
         graph_us = sol.read_once_us(nbytes)
         read_loop = sol.read_once_loop_us(nbytes, flush)
         call = partial(sub.custom_kernel, data)
-        subm = loop_us(call, flush)
+        subm = timing.single_call_mean_us(call, flush)
         buf = torch.zeros(nbytes // 4, dtype=torch.int32, device="cuda")
         red = torch.empty(4 * sms, dtype=torch.int32, device="cuda")
         k_sub = kernel_us(call, flush)
@@ -106,7 +99,7 @@ def main(argv=None) -> int:
                     continue
                 status = tune.verify(fn, m, k, l)
                 bad += status != "ok"
-                t = loop_us(partial(tune.launch, fn, data), flush)
+                t = timing.single_call_mean_us(partial(tune.launch, fn, data), flush)
                 rows.append((shape, status, cfg, t, graph_us, read_loop))
                 print(f"{shape} {cfg}: {status} loop {t:6.2f} (x{t / graph_us:.3f} graph, x{t / read_loop:.3f} loop)",
                       flush=True)

@@ -147,7 +147,4 @@ def read_once_loop_us(nbytes: int, flush_bytes: int, max_repeats: int = 100) -> 
     props = torch.cuda.get_device_properties(0)
     buf = torch.randint(-9, 9, (max(nbytes // 4, 1),), dtype=torch.int32, device="cuda")
     out = torch.empty(4 * props.multi_processor_count, dtype=torch.int32, device="cuda")
-    kernel(buf, out)
-    clock = timing.Clock("cuda", timing.flush_bytes_for(flush_bytes))
-    stats, _ = timing.timed_loop(clock, lambda: kernel(buf, out), max_repeats, 10e9)
-    return stats.mean / 1e3
+    return timing.single_call_mean_us(lambda: kernel(buf, out), flush_bytes, max_repeats)

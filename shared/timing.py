@@ -116,6 +116,16 @@ def timed_loop(clock: Clock, sample: Callable[[], object], max_repeats: int, max
     return stats_of(durations), None
 
 
+def single_call_mean_us(call: Callable[[], object], flush_bytes: int, max_repeats: int = 100,
+                        max_time_ns: float = 10e9) -> float:
+    """Mean us of `call()` on CUDA in the leaderboard's loop: one warm-up call, then one call per
+    sample after an L2 flush of `flush_bytes` (capped), until the stopping rule says stop."""
+    clock = Clock("cuda", flush_bytes_for(flush_bytes))
+    call()
+    stats, _ = timed_loop(clock, call, max_repeats, max_time_ns)
+    return stats.mean / 1e3
+
+
 def graph_replay_ns(calls: list[Callable[[], object]], reps: int = 20) -> tuple[float | None, str | None]:
     """Secondary metric: the calls captured once into a CUDA graph and replayed back to back (no L2
     flush, no launch gaps); median ns per call. Impls that synchronize with the host or allocate in
