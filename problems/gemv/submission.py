@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import torch
 
-from shared.cute.runtime import device_arch
+from shared.cute.runtime import CompileCache, device_arch
 from shared.inputs import check_block_scaled
 from shared.refmath import block_scaled_products
 
-_compiled: dict = {}  # static key -> compiled launcher
+_compiled = CompileCache()  # static key -> compiled launcher, or False where no kernel takes it
 _sm_count: dict = {}  # device index -> SM count
 
 
@@ -58,21 +58,20 @@ def _kernel_for(arch: str, m: int, k: int, l: int, b_rows: int, device: torch.de
         from problems.gemv.config import choose_sm100 as choose
         from problems.gemv.kernel_sm100 import GemvSm100 as Kernel
     cfg = choose(m, k, l, sms)
-    key = (arch, m, k, l, b_rows, cfg, sms)
-    fn = _compiled.get(key)
-    if fn is None:
+
+    def build():
         if not Kernel.can_implement(cfg, m, k, l)[0]:
-            _compiled[key] = False
-            return None
+            return False
         import cutlass
         import cutlass.cute as cute
 
-        from shared.cute.runtime import null_ptr, settle_heap
+        from shared.cute.runtime import null_ptr
 
         kern = Kernel(cfg, m, k, l, sms=sms, b_rows=b_rows)
         u8 = null_ptr(cutlass.Uint8)
-        fn = _compiled[key] = cute.compile(kern, u8, u8, u8, u8, null_ptr(cutlass.Float16, align=2))
-        settle_heap()
+        return cute.compile(kern, u8, u8, u8, u8, null_ptr(cutlass.Float16, align=2))
+
+    fn = _compiled.get((arch, m, k, l, b_rows, cfg, sms), build)
     return fn or None
 
 

@@ -94,7 +94,8 @@ def settle_heap() -> None:
 
 
 class CompileCache:
-    """Compiled kernels keyed by their static configuration; built on first use."""
+    """Compiled kernels keyed by their static configuration; built on first use (then the heap is
+    settled: settle_heap). A build may return a falsy marker for "no kernel takes this key"."""
 
     def __init__(self) -> None:
         self._fns: dict[Hashable, Callable] = {}
@@ -108,6 +109,9 @@ class CompileCache:
 
     def __len__(self) -> int:
         return len(self._fns)
+
+    def items(self):
+        return self._fns.items()
 
     def clear(self) -> None:
         self._fns.clear()

@@ -75,6 +75,8 @@ from cutlass._mlir.dialects import llvm
 from cutlass.cute.nvgpu import cpasync, warpgroup
 from cutlass.cutlass_dsl import T, dsl_user_op
 
+from shared.cute.runtime import CompileCache
+
 K_TILE = 256  # K per pipeline stage: 128 bytes of packed FP4 per row, 16 scale bytes per row
 K_SUB = 64  # K per decoded fp16 sub-tile of A: one 128-byte swizzle atom row
 ROW_BYTES = K_TILE // 2
@@ -718,24 +720,22 @@ class Sm90BlockScaledGemm:
 # Host glue: input checks, compile cache, launch on raw pointers
 # --------------------------------------------------------------------------------------------
 
-_COMPILED: dict = {}
+_COMPILED = CompileCache()
 
 
 def compile_sm90(kernel_cls, config: Sm90Config, options: str = ""):
     """The compiled kernel for (class, config), built once for sm_90a against null pointers (no GPU
     needed); shapes are runtime arguments."""
-    key = (kernel_cls.__name__, config, options)
-    fn = _COMPILED.get(key)
-    if fn is None:
-        from shared.cute.runtime import compile_arch, null_ptr, settle_heap
+
+    def build():
+        from shared.cute.runtime import compile_arch, null_ptr
 
         p8, pc = null_ptr(Uint8, 16), null_ptr(Float16, 16)
         with compile_arch("sm_90a"):
-            fn = cute.compile(kernel_cls(config), p8, p8, p8, p8, p8, p8, pc, Int32(128), Int32(64), Int32(1),
-                              options=f"--gpu-arch sm_90a {options}".strip())
-        _COMPILED[key] = fn
-        settle_heap()
-    return fn
+            return cute.compile(kernel_cls(config), p8, p8, p8, p8, p8, p8, pc, Int32(128), Int32(64), Int32(1),
+                                options=f"--gpu-arch sm_90a {options}".strip())
+
+    return _COMPILED.get((kernel_cls.__name__, config, options), build)
 
 
 def _check_operand(name, t, rows, cols, dtypes):
