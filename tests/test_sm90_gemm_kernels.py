@@ -113,6 +113,21 @@ def test_split_k_needs_an_even_number_of_k_tiles_and_room_for_the_sums():
     assert SM90_WIDE_SPLIT2.reduce_bytes(2) <= SM90_WIDE_SPLIT2.staging_bytes(2)
 
 
+def test_ring_checks_reject_configs_that_would_deadlock_or_overflow_shared_memory():
+    from problems.dual_gemm.config import SM90_WIDE
+
+    # batched publication takes 4 slots while the consumers may still hold one
+    with pytest.raises(ValueError, match="a_slots >= 5"):
+        replace(SM90_WIDE, a_slots=4).check(2)
+    replace(SM90_WIDE, a_slots=5).check(2)
+    # the packed A ring is sized on its own: one more A stage no longer fits beside 7 decoded slots
+    assert SM90_WIDE.smem_bytes(2) <= 227 * 1024
+    with pytest.raises(ValueError, match="shared memory"):
+        replace(SM90_WIDE, a_stages=3).check(2)
+    with pytest.raises(ValueError, match="n_dwg must be 1 or 2"):
+        replace(SM90_WIDE, n_dwg=3, producer_regs=32).check(2)
+
+
 @pytest.mark.parametrize("problem", KERNELS)
 def test_every_manifest_shape_is_taken_by_the_kernel(problem):
     _, cmod, _, cls, _, _ = parts(problem)

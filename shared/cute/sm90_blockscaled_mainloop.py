@@ -14,7 +14,9 @@ once per CTA into a 128B-swizzled fp16 K-major shared-memory ring that every con
 reads. CTA = n_dwg + n_cwg warpgroups:
   warp 0                TMA producer: packed FP4 bytes of A and B (128B-swizzled, one 256-K tile
                         per stage = 128 bytes per row) and their plain E4M3 scales (16 bytes per
-                        row per stage) into an S-stage ring (mbarrier pipeline `ld`).
+                        row per stage) into two rings (mbarrier pipelines): `lda` for A, freed
+                        by the decoders, and `ldb` for B, freed by the consumers; A is issued
+                        one K tile ahead of B.
   the other 4*n_dwg-1 warps of the first n_dwg warpgroups: A decoders, each 256-K stage -> four
                         64-K fp16 sub-tiles of A in the `a16` ring (with `a_batch`, a whole stage
                         per proxy fence and barrier hand-off: measured 7-15% faster overall).
@@ -90,11 +92,14 @@ class Sm90Config:
     tile_m: problem-M rows per CTA (= wgmma N; 64, 128 or 256 and at most 128 for two B operands).
     n_cwg: consumer warpgroups; each owns 64 problem-N rows, so the CTA covers 64 * n_cwg of N.
     n_dwg: warpgroups of TMA warp + A-decoder warps (4 * n_dwg - 1 decoder warps).
-    stages: packed-FP4 pipeline depth (256 K per stage). a_slots: decoded-A ring depth (64 K each).
+    stages: depth of the packed-B ring (256 K per stage). a_stages: depth of the packed-A ring (None:
+    the same). a_slots: decoded-A ring depth (64 K each). The two packed rings are separate so
+    that the A decoders free an A stage as soon as it is decoded and its next load can start
+    while the consumers still hold the B stages (with one ring, the decoders waited for TMA data).
     consumer_regs / producer_regs: setmaxnreg targets of consumer / decoder warpgroups (the sum
     over warpgroups must fit the 64K-register file).
     wgmma_depth: wgmma groups left in flight while the next 32-K chunk of B decodes (0 or 1).
-    a_batch: decoders publish a whole stage at a time (needs a_slots >= 8, a multiple of 4).
+    a_batch: decoders publish a whole stage (4 sub-tiles) at a time (needs a_slots >= 5).
     a_unroll: unroll factor of the decoders' loop (with a_batch). debug_skip: timing experiments.
     splits: CTAs that share one output tile, each taking an equal share of the K tiles (1 or 2):
     a cluster of `splits` CTAs along grid z; the second CTA adds its fp32 sums into the first one's
@@ -106,6 +111,7 @@ class Sm90Config:
     n_cwg: int = 1
     n_dwg: int = 1  # warpgroups of warp 0 (TMA) + A decoders (the other 4 * n_dwg - 1 warps)
     stages: int = 3
+    a_stages: int | None = None
     a_slots: int = 4
     consumer_regs: int = 232
     producer_regs: int = 40
@@ -120,6 +126,10 @@ class Sm90Config:
         return 64 * self.n_cwg
 
     @property
+    def a_ring(self) -> int:
+        return self.stages if self.a_stages is None else self.a_stages
+
+    @property
     def threads(self) -> int:
         return 128 * (self.n_dwg + self.n_cwg)
 
@@ -128,8 +138,9 @@ class Sm90Config:
         return 128 * self.n_dwg - 32
 
     def smem_bytes(self, num_b: int) -> int:
-        per_stage = (self.tile_m + num_b * self.tile_n) * (ROW_BYTES + SF_ROW_BYTES)
-        return per_stage * self.stages + self.a_slots * self.tile_m * K_SUB * 2 + 1024 * 6
+        row = ROW_BYTES + SF_ROW_BYTES
+        packed = self.tile_m * row * self.a_ring + num_b * self.tile_n * row * self.stages
+        return packed + self.a_slots * self.tile_m * K_SUB * 2 + 1024 * 6
 
     def reduce_bytes(self, num_b: int) -> int:
         """fp32 sums one CTA of a split hands to the other (num_b tiles of tile_n x tile_m)."""
@@ -137,7 +148,8 @@ class Sm90Config:
 
     def staging_bytes(self, num_b: int) -> int:
         """The packed and decoded operand buffers (contiguous: sA4, sB4, sA16), reused for the split sum."""
-        return (self.tile_m + num_b * self.tile_n) * ROW_BYTES * self.stages + self.a_slots * self.tile_m * K_SUB * 2
+        packed = (self.tile_m * self.a_ring + num_b * self.tile_n * self.stages) * ROW_BYTES
+        return packed + self.a_slots * self.tile_m * K_SUB * 2
 
     def check(self, num_b: int) -> None:
         if self.tile_m not in (64, 128, 256):
@@ -146,18 +158,20 @@ class Sm90Config:
             raise ValueError(f"Sm90Config: {num_b} accumulators of 64 x {self.tile_m} do not fit registers")
         if self.n_cwg not in (1, 2):
             raise ValueError(f"Sm90Config.n_cwg must be 1 or 2, got {self.n_cwg}")
-        if self.n_dwg not in (1, 2, 3):
-            raise ValueError(f"Sm90Config.n_dwg must be 1, 2 or 3, got {self.n_dwg}")
+        if self.n_dwg not in (1, 2):
+            # 3 (11 decoder warps at 32 registers) hung on the H100 (2026-11-22): not offered
+            raise ValueError(f"Sm90Config.n_dwg must be 1 or 2, got {self.n_dwg}")
         if 128 * (self.n_dwg * self.producer_regs + self.n_cwg * self.consumer_regs) > 65536:
             raise ValueError(f"Sm90Config {self}: setmaxnreg targets exceed the 64K-register file")
         if self.wgmma_depth not in (0, 1):
             raise ValueError(f"Sm90Config.wgmma_depth must be 0 or 1, got {self.wgmma_depth}")
-        if self.a_batch and (self.a_slots % 4 or self.a_slots < 8):
-            # the consumers hand a sub-tile back only once they work on the next one, so the
-            # decoders must be able to take a whole stage (4 slots) while 4 are still held
-            raise ValueError("Sm90Config.a_batch needs a_slots = 8, 12, ... (4 would deadlock)")
-        if self.stages < 2 or self.a_slots < 2:
-            raise ValueError("Sm90Config: need at least 2 stages and 2 decoded-A slots")
+        if self.a_batch and self.a_slots < 5:
+            # a consumer waiting for sub-tile s still holds s - 1 (it hands a sub-tile back only
+            # once it works on the next), so the decoders can take s .. s + 3 only if the ring
+            # has 5 slots or more; with 4 both sides would wait forever
+            raise ValueError(f"Sm90Config.a_batch needs a_slots >= 5, got {self.a_slots}")
+        if self.stages < 2 or self.a_ring < 2 or self.a_slots < 2:
+            raise ValueError("Sm90Config: need at least 2 stages of each packed ring and 2 decoded-A slots")
         if self.splits not in (1, 2):
             raise ValueError(f"Sm90Config.splits must be 1 or 2, got {self.splits}")
         if self.splits > 1 and self.reduce_bytes(num_b) > self.staging_bytes(num_b):
@@ -369,10 +383,10 @@ class Sm90BlockScaledGemm:
         # eight consecutive rows read at the same K hit eight different bank groups.
         u8_atom = cute.make_composed_layout(
             cute.make_swizzle(3, 4, 3), 0, cute.make_layout((8, ROW_BYTES), stride=(ROW_BYTES, 1)))
-        self.sA4_layout = cute.tile_to_shape(u8_atom, (self.tile_m, ROW_BYTES, self.stages), order=(0, 1, 2))
+        self.sA4_layout = cute.tile_to_shape(u8_atom, (self.tile_m, ROW_BYTES, self.cfg.a_ring), order=(0, 1, 2))
         self.sB4_layout = cute.tile_to_shape(u8_atom, (self.tile_n, ROW_BYTES, self.stages), order=(0, 1, 2))
         self.sSFA_layout = cute.make_layout(
-            (self.tile_m, SF_ROW_BYTES, self.stages), stride=(SF_ROW_BYTES, 1, self.tile_m * SF_ROW_BYTES))
+            (self.tile_m, SF_ROW_BYTES, self.cfg.a_ring), stride=(SF_ROW_BYTES, 1, self.tile_m * SF_ROW_BYTES))
         self.sSFB_layout = cute.make_layout(
             (self.tile_n, SF_ROW_BYTES, self.stages), stride=(SF_ROW_BYTES, 1, self.tile_n * SF_ROW_BYTES))
         f16_atom = warpgroup.make_smem_layout_atom(warpgroup.SmemLayoutAtomKind.K_SW128, Float16)
@@ -409,11 +423,12 @@ class Sm90BlockScaledGemm:
             (1, 1, 1), tiler_mn=(64, self.tile_m), a_source=warpgroup.OperandSource.RMEM)
 
         nb = self.num_b
-        S, R = self.stages, self.a_slots
+        S, SA, R = self.stages, self.cfg.a_ring, self.a_slots
 
         @cute.struct
         class SharedStorage:
-            ld_mbar: cute.struct.MemRange[cutlass.Int64, 2 * S]
+            lda_mbar: cute.struct.MemRange[cutlass.Int64, 2 * SA]
+            ldb_mbar: cute.struct.MemRange[cutlass.Int64, 2 * S]
             a16_mbar: cute.struct.MemRange[cutlass.Int64, 2 * R]
             sA4: cute.struct.Align[cute.struct.MemRange[Uint8, cute.cosize(self.sA4_layout)], 1024]
             sB4: cute.struct.Align[cute.struct.MemRange[Uint8, cute.cosize(self.sB4_layout) * nb], 1024]
@@ -470,15 +485,19 @@ class Sm90BlockScaledGemm:
         sfb_stage = tile_n * SF_ROW_BYTES
         a16_slot = tile_m * K_SUB * 2
 
-        tx_bytes = (tile_m + nb * tile_n) * (ROW_BYTES + SF_ROW_BYTES)
         n_consumer_warps = 4 * self.n_cwg
         n_dec = self.cfg.decoder_threads
-        ld_pipe = pipeline.PipelineTmaAsync.create(
-            barrier_storage=st.ld_mbar.data_ptr(), num_stages=self.stages,
-            producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread),
-            # one arrive per releasing warp: every decoder warp and every consumer warp
-            consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, n_dec // 32 + n_consumer_warps),
-            tx_count=tx_bytes, cta_layout_vmnk=cute.make_layout((1, 1, 1, 1)))
+
+        def tma_ring(mbar, stages, releasing_warps, rows):
+            # one arrive per releasing warp
+            return pipeline.PipelineTmaAsync.create(
+                barrier_storage=mbar.data_ptr(), num_stages=stages,
+                producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread),
+                consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, releasing_warps),
+                tx_count=rows * (ROW_BYTES + SF_ROW_BYTES), cta_layout_vmnk=cute.make_layout((1, 1, 1, 1)))
+
+        lda_pipe = tma_ring(st.lda_mbar, self.cfg.a_ring, n_dec // 32, tile_m)  # packed A: the decoders
+        ldb_pipe = tma_ring(st.ldb_mbar, self.stages, n_consumer_warps, nb * tile_n)  # packed B: the consumers
         a16_pipe = pipeline.PipelineAsync.create(
             barrier_storage=st.a16_mbar.data_ptr(), num_stages=self.a_slots,
             producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, n_dec),
@@ -510,32 +529,42 @@ class Sm90BlockScaledGemm:
                                                            cute.group_modes(sSFB[b], 0, 2),
                                                            cute.group_modes(gSFB, 0, 2))
                     parts.append((tBsB, tBgB, tTsSFB, tTgSFB))
-                prod = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, self.stages)
-                for kt_i in cutlass.range(kt_own, unroll=1):
-                    kt = kt_first + kt_i
-                    ld_pipe.producer_acquire(prod)
-                    bar = ld_pipe.producer_get_barrier(prod)
-                    cute.copy(tma_a, tAgA[(None, kt)], tAsA[(None, prod.index)], tma_bar_ptr=bar)
-                    cute.copy(tma_sfa, tSgSFA[(None, kt)], tSsSFA[(None, prod.index)], tma_bar_ptr=bar)
-                    for b in cutlass.range_constexpr(nb):
-                        tBsB, tBgB, tTsSFB, tTgSFB = parts[b]
-                        cute.copy(tma_bs[b], tBgB[(None, kt)], tBsB[(None, prod.index)], tma_bar_ptr=bar)
-                        cute.copy(tma_sfbs[b], tTgSFB[(None, kt)], tTsSFB[(None, prod.index)], tma_bar_ptr=bar)
-                    ld_pipe.producer_commit(prod)
-                    prod.advance()
+                prod_a = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, self.cfg.a_ring)
+                prod_b = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, self.stages)
+                # A runs one K tile ahead of B: the A load of tile i is not held up behind the wait
+                # for a free B stage (which the consumers release last)
+                for i in cutlass.range(kt_own + 1, unroll=1):
+                    if i < kt_own:
+                        kt = kt_first + i
+                        lda_pipe.producer_acquire(prod_a)
+                        bar = lda_pipe.producer_get_barrier(prod_a)
+                        cute.copy(tma_a, tAgA[(None, kt)], tAsA[(None, prod_a.index)], tma_bar_ptr=bar)
+                        cute.copy(tma_sfa, tSgSFA[(None, kt)], tSsSFA[(None, prod_a.index)], tma_bar_ptr=bar)
+                        lda_pipe.producer_commit(prod_a)
+                        prod_a.advance()
+                    if i > 0:
+                        kt = kt_first + i - 1
+                        ldb_pipe.producer_acquire(prod_b)
+                        bar = ldb_pipe.producer_get_barrier(prod_b)
+                        for b in cutlass.range_constexpr(nb):
+                            tBsB, tBgB, tTsSFB, tTgSFB = parts[b]
+                            cute.copy(tma_bs[b], tBgB[(None, kt)], tBsB[(None, prod_b.index)], tma_bar_ptr=bar)
+                            cute.copy(tma_sfbs[b], tTgSFB[(None, kt)], tTsSFB[(None, prod_b.index)], tma_bar_ptr=bar)
+                        ldb_pipe.producer_commit(prod_b)
+                        prod_b.advance()
             else:
                 # ---------------- A decoders (warps 1 .. 4*n_dwg-1): 256-K stage -> four 64-K fp16 sub-tiles
                 dt = tidx - 32
-                ld_state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, self.stages)
+                ld_state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, self.cfg.a_ring)
                 a_state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, self.a_slots)
                 a_com = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, self.a_slots)
                 for _kt in cutlass.range(kt_own, unroll=1):
-                    ld_pipe.consumer_wait(ld_state)
+                    lda_pipe.consumer_wait(ld_state)
                     src_stage = a4_base + ld_state.index * a4_stage
                     sf_stage = sfa_base + ld_state.index * sfa_stage
                     if cutlass.const_expr(self.cfg.a_batch):
                         # the whole stage at once: one proxy fence per 256 K instead of per 64 K
-                        # (4 consecutive ring slots; the ring holds a multiple of 4)
+                        # (4 consecutive ring slots, wrapping around the ring)
                         a16_pipe.producer_acquire(a_state)
                         slot0 = a_state.index
                         a_state.advance()
@@ -545,8 +574,8 @@ class Sm90BlockScaledGemm:
                         for u in cutlass.range(dt, 0 if skip & 1 else 8 * tile_m, n_dec, unroll=self.cfg.a_unroll):
                             row = u % tile_m
                             ch = u // tile_m
-                            self._decode_a_unit(src_stage, sf_stage, a16_base + (slot0 + ch // 2) * a16_slot,
-                                                row, ch, ch % 2)
+                            slot = (slot0 + ch // 2) % self.a_slots
+                            self._decode_a_unit(src_stage, sf_stage, a16_base + slot * a16_slot, row, ch, ch % 2)
                         cute.arch.fence_proxy("async.shared", space="cta")
                         for _sub in cutlass.range_constexpr(4):
                             a16_pipe.producer_commit(a_com)
@@ -565,7 +594,7 @@ class Sm90BlockScaledGemm:
                             cute.arch.fence_proxy("async.shared", space="cta")
                             a16_pipe.producer_commit(a_state)
                             a_state.advance()
-                    ld_pipe.consumer_release(ld_state)
+                    lda_pipe.consumer_release(ld_state)
                     ld_state.advance()
             if cutlass.const_expr(self.cfg.splits > 1):
                 # the split's two cluster barriers (_add_split_sums): CTA 0's operand buffers are
@@ -600,7 +629,7 @@ class Sm90BlockScaledGemm:
             a_rel = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, self.a_slots)
             tiled_mma.set(warpgroup.Field.ACCUMULATE, True)
             for kt in cutlass.range(kt_own, unroll=1):
-                ld_pipe.consumer_wait(ld_state)
+                ldb_pipe.consumer_wait(ld_state)
                 b_stage = b4_base + ld_state.index * b4_stage
                 sf_stage = sfb_base + ld_state.index * sfb_stage
                 for sub in cutlass.range_constexpr(4):
@@ -648,7 +677,7 @@ class Sm90BlockScaledGemm:
                                     a16_pipe.consumer_release(a_rel)
                                     a_rel.advance()
                     a_state.advance()
-                ld_pipe.consumer_release(ld_state)
+                ldb_pipe.consumer_release(ld_state)
                 ld_state.advance()
             warpgroup.wait_group(0)
             a16_pipe.consumer_release(a_rel)
