@@ -39,12 +39,12 @@ SM90_WIDE_N = Sm90Config(tile_m=64, n_cwg=2, n_dwg=2, stages=3, a_slots=8, consu
 # warps publishing a whole stage at a time into a 7-slot decoded-A ring (shared memory is full:
 # 2 stages of A, B1, B2 + 112 KiB of fp16).
 SM90_WIDE = Sm90Config(tile_m=128, n_cwg=2, n_dwg=2, stages=2, a_slots=7, consumer_regs=200,
-                       producer_regs=56, a_batch=True)
+                       producer_regs=56, a_batch=True, a_unroll=2)
 
 # SM90_WIDE with K split over a cluster of 2 CTAs (the second one's sums added through distributed
 # shared memory): twice the CTAs for grids that would leave half the SMs idle. Publishing one
 # sub-tile at a time measured ~1.4 us faster here (two runs).
-SM90_WIDE_SPLIT2 = replace(SM90_WIDE, splits=2, a_batch=False)
+SM90_WIDE_SPLIT2 = replace(SM90_WIDE, splits=2, a_batch=False, a_unroll=1)
 
 SM90_CANDIDATES = {"default": SM90_DEFAULT, "small_m": SM90_SMALL_M, "wide_n": SM90_WIDE_N, "wide": SM90_WIDE,
                    "wide_split2": SM90_WIDE_SPLIT2}

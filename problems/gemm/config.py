@@ -40,7 +40,7 @@ SM90_M64_WIDE = Sm90Config(tile_m=64, n_cwg=2, stages=3, consumer_regs=200, **_C
 SM90_M64_WIDE_SPLIT2 = replace(SM90_M64_WIDE, splits=2)
 
 # Two consumer warpgroups (128 rows of B) x 128 rows of A, K split over a cluster of 2 CTAs.
-SM90_M128_WIDE_SPLIT2 = replace(SM90_M128, n_cwg=2, consumer_regs=200, splits=2)
+SM90_M128_WIDE_SPLIT2 = replace(SM90_M128, n_cwg=2, consumer_regs=200, splits=2, a_unroll=2)
 
 SM90_CANDIDATES = {"m128": SM90_M128, "m64": SM90_M64, "m64_wide": SM90_M64_WIDE,
                    "m64_wide_split2": SM90_M64_WIDE_SPLIT2, "m128_wide_split2": SM90_M128_WIDE_SPLIT2}
