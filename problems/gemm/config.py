@@ -34,7 +34,7 @@ SM90_M128 = Sm90Config(tile_m=128, n_cwg=1, stages=2, consumer_regs=232, **_COMM
 # 64 x 64 tiles: twice the CTAs for narrow problems.
 SM90_M64 = Sm90Config(tile_m=64, n_cwg=1, stages=4, consumer_regs=232, **_COMMON)
 # two consumer warpgroups (128 rows of B) x 64 rows of A: A decoded once for twice the MMA work.
-SM90_M64_WIDE = Sm90Config(tile_m=64, n_cwg=2, stages=3, consumer_regs=200, **_COMMON)
+SM90_M64_WIDE = Sm90Config(tile_m=64, n_cwg=2, stages=3, consumer_regs=200, a_unroll=2, **_COMMON)
 
 # SM90_M64_WIDE with K split over a cluster of 2 CTAs (sums added through distributed shared memory).
 SM90_M64_WIDE_SPLIT2 = replace(SM90_M64_WIDE, splits=2)
