@@ -13,8 +13,21 @@ SM90_WIDE_SPLIT2 (SM90_WIDE, K split over a 2-CTA cluster), next run (~11:58 UTC
     SM90_WIDE_N 74.5  141.5  45.9  142.4 | SM90_WIDE 112.0  112.6  68.0  112.8
     SM90_WIDE_SPLIT2 67.2  128.1  45.2  127.1 | cuBLAS bf16 58.3  79.9  31.4  62.2
 it wins where SM90_WIDE's grid is at most half the SMs.
-In the evaluator (results/2026-11-22-h100-dual_gemm-3449d72.json) the chosen configs give
+In the evaluator (results/2026-11-22-h100-dual_gemm-3449d72.json) the chosen configs gave
 64.2 / 108.9 / 42.2 / 109.0 us against bf16-predecoded 70.2 / 103.1 / 41.3 / 80.5.
+
+Decoded-A ring (afternoon of 2026-11-22; configs timed interleaved from here on, see tune_sm90.py).
+ncu on SM90_WIDE with its 4-slot ring: the consumers waited on full slots and the decoders on
+empty ones, both most of the time. With separate packed-A/B rings (~16:36 UTC, same shapes):
+    SM90_WIDE, 4 slots 118.6 114.6 66.8 112.3 | 7 slots 115.6 112.4 65.6 110.1
+    7 slots, whole stage per hand-off 112.6 110.1 64.0 107.6 | cuBLAS bf16 59.2 83.0 32.3 63.6
+and the decoders' loop unrolled by 2 (~16:40): 119.6 113.7 64.4 107.3 -> 112.7 107.6 61.4 101.6;
+for SM90_WIDE_SPLIT2 (~16:44): 81.6 130.0 42.0 122.5 -> 78.5 123.5 41.8 115.7.
+Where the time goes now (~16:50, debug_skip): SM90_WIDE 104.4 105.5 60.3 101.2, without the A
+decode 85.3 83.9 50.2 81.3, without the B decode 85.1 85.7 50.0 82.5, without both 76.4 75.4 45.6 73.6.
+In the evaluator (results/2026-11-22-h100-dual_gemm-0424a65.json) the chosen configs give
+58.2 / 97.0 / 38.4 / 96.5 us against bf16-predecoded 70.6 / 102.7 / 41.9 / 80.8: the last shape's
+96 tiles still leave 36 SMs idle.
 """
 
 from __future__ import annotations

@@ -18,8 +18,15 @@ repetitions; the first ran while the clocks were still ramping and is discarded)
     cuBLAS bf16 103.3  34.0  19.2
 it wins on the long-K shape only (with K=2048 each CTA has 4 K tiles, too few to pay for the split);
 the K >= 8192 threshold below rests on these two shapes.
-In the evaluator (results/2026-11-22-h100-gemm-5fa8393-run2.json) the chosen configs give
+In the evaluator (results/2026-11-22-h100-gemm-5fa8393-run2.json) the chosen configs gave
 86.4 / 31.0 / 19.0 us against bf16-predecoded 101.9 / 30.0 / 19.3.
+With separate packed-A/B rings and the decoders' loop unrolled by 2 (interleaved timing, same shapes):
+    ~16:40 UTC  SM90_M128_WIDE_SPLIT2 96.1 42.1 20.1 -> unrolled 84.0 39.6 19.6 | cuBLAS bf16 103.7 34.2 19.5
+    ~16:44 UTC  SM90_M64_WIDE 115.9 51.5 20.4 -> 108.4 47.9 19.4
+                SM90_M64_WIDE_SPLIT2 125.4 33.2 27.4 -> 118.1 31.2 26.3 | cuBLAS bf16 104.4 34.1 19.6
+A deeper packed-A ring (a_stages=3) changed nothing; 6 decoded slots instead of 8 (for a 4-stage A
+ring) was slower. In the evaluator (results/2026-11-22-h100-gemm-0424a65.json) the chosen configs
+give 74.4 / 28.2 / 16.8 us against bf16-predecoded 101.2 / 30.1 / 19.2.
 """
 
 from __future__ import annotations
