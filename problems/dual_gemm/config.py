@@ -28,6 +28,9 @@ decode 85.3 83.9 50.2 81.3, without the B decode 85.1 85.7 50.0 82.5, without bo
 In the evaluator (results/2026-11-22-h100-dual_gemm-0424a65.json) the chosen configs give
 58.2 / 97.0 / 38.4 / 96.5 us against bf16-predecoded 70.6 / 102.7 / 41.9 / 80.8: the last shape's
 96 tiles still leave 36 SMs idle.
+No gain from more (~17:00 UTC, same shapes; SM90_WIDE 122.4 103.6 60.1 101.7): decoders unrolled by 4
+126.8 107.5 62.2 105.4; 64 registers for the decoder warpgroups and 192 for the consumers 121.9 103.4
+59.9 101.2.
 """
 
 from __future__ import annotations
