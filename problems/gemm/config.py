@@ -27,7 +27,7 @@ With separate packed-A/B rings and the decoders' loop unrolled by 2 (interleaved
 A deeper packed-A ring (a_stages=3) changed nothing; 6 decoded slots instead of 8 (for a 4-stage A
 ring) was slower. In the evaluator (results/2026-11-22-h100-gemm-0424a65.json) the chosen configs
 give 74.4 / 28.2 / 16.8 us against bf16-predecoded 101.2 / 30.1 / 19.2.
-Tried and dropped (~16:57 UTC, commit 1b9666c, not on main): SM90_M128_WIDE_SPLIT2 over a cluster
+Tried and dropped (~16:57 UTC; the code was not kept): SM90_M128_WIDE_SPLIT2 over a cluster
 of 4 CTAs (a quarter of K each; three CTAs hand their sums to the first through distributed shared
 memory) for 128x4096x7168, 128 CTAs: correct, memcheck and racecheck clean, but 47.1 us against
 SM90_M64_WIDE_SPLIT2's 30.3 in the tune run and 45.0 against 28.2 in the evaluator (7 K tiles per
