@@ -137,10 +137,16 @@ class Sm90Config:
     def decoder_threads(self) -> int:
         return 128 * self.n_dwg - 32
 
+    def packed_rows(self, num_b: int) -> int:
+        """Rows of packed data held at once: every stage of the A ring and of the B ring."""
+        return self.tile_m * self.a_ring + num_b * self.tile_n * self.stages
+
+    def decoded_bytes(self) -> int:
+        """The decoded fp16 A ring."""
+        return self.a_slots * self.tile_m * K_SUB * 2
+
     def smem_bytes(self, num_b: int) -> int:
-        row = ROW_BYTES + SF_ROW_BYTES
-        packed = self.tile_m * row * self.a_ring + num_b * self.tile_n * row * self.stages
-        return packed + self.a_slots * self.tile_m * K_SUB * 2 + 1024 * 6
+        return self.packed_rows(num_b) * (ROW_BYTES + SF_ROW_BYTES) + self.decoded_bytes() + 1024 * 6
 
     def reduce_bytes(self, num_b: int) -> int:
         """fp32 sums one CTA of a split hands to the other (num_b tiles of tile_n x tile_m)."""
@@ -148,8 +154,7 @@ class Sm90Config:
 
     def staging_bytes(self, num_b: int) -> int:
         """The packed and decoded operand buffers (contiguous: sA4, sB4, sA16), reused for the split sum."""
-        packed = (self.tile_m * self.a_ring + num_b * self.tile_n * self.stages) * ROW_BYTES
-        return packed + self.a_slots * self.tile_m * K_SUB * 2
+        return self.packed_rows(num_b) * ROW_BYTES + self.decoded_bytes()
 
     def check(self, num_b: int) -> None:
         if self.tile_m not in (64, 128, 256):
