@@ -1,7 +1,7 @@
 """Hopper (sm_90a) block-scaled GEMM and fused dual GEMM kernels (one mainloop, shared/cute/
 sm90_blockscaled_mainloop.py): compiled and inspected on the CPU, run on an sm_90 GPU.
 
-CPU tier: every config the chooser can return (split-K ones included) compiles for sm_90a; PTX has
+CPU tier: every candidate config (split-K and swapped roles included) compiles for sm_90a; PTX has
 16 fp16 wgmma per stage and B operand, one TMA load per operand and scale tensor, the exact
 E4M3 -> f16 conversion; SASS has the HGMMAs, no local memory and no accumulator read while a
 wgmma group is in flight; every manifest shape is accepted; bad shapes raise ValueError; the
@@ -51,8 +51,10 @@ def configs(problem):
 
 
 def config_id(x):
-    """Test id of a (problem, config) parameter: tile, consumer warpgroups, stages, splits."""
-    return x if isinstance(x, str) else f"m{x.tile_m}x{x.n_cwg}s{x.stages}k{x.splits}"
+    """Test id of a (problem, config) parameter: tile (M x N), stages, splits, roles swapped."""
+    if isinstance(x, str):
+        return x
+    return f"m{x.tile_m}n{x.tile_n}s{x.stages}k{x.splits}" + ("swap" if x.swap_ab else "")
 
 
 @pytest.fixture(scope="session")
@@ -116,16 +118,39 @@ def test_split_k_needs_an_even_number_of_k_tiles_and_room_for_the_sums():
 def test_ring_checks_reject_configs_that_would_deadlock_or_overflow_shared_memory():
     from problems.dual_gemm.config import SM90_WIDE
 
-    # batched publication takes 4 slots while the consumers may still hold one
-    with pytest.raises(ValueError, match="a_slots >= 5"):
-        replace(SM90_WIDE, a_slots=4).check(2)
-    replace(SM90_WIDE, a_slots=5).check(2)
+    # a batched hand-off takes a_batch slots while the consumers may still hold one
+    with pytest.raises(ValueError, match="needs a_slots > 4"):
+        replace(SM90_WIDE, a_batch=4, a_slots=4).check(2)
+    replace(SM90_WIDE, a_batch=4, a_slots=5).check(2)
+    with pytest.raises(ValueError, match="needs a_slots > 2"):
+        replace(SM90_WIDE, a_batch=2, a_slots=2).check(2)
+    replace(SM90_WIDE, a_batch=2, a_slots=3).check(2)
+    with pytest.raises(ValueError, match="a_batch must be 1, 2 or 4"):
+        replace(SM90_WIDE, a_batch=3).check(2)
     # the packed A ring is sized on its own: one more A stage no longer fits beside 7 decoded slots
     assert SM90_WIDE.smem_bytes(2) <= 227 * 1024
     with pytest.raises(ValueError, match="shared memory"):
         replace(SM90_WIDE, a_stages=3).check(2)
-    with pytest.raises(ValueError, match="n_dwg must be 1 or 2"):
+    # 640 threads start with 96 registers each: what setmaxnreg hands out must fit 61440
+    with pytest.raises(ValueError, match="61440 registers"):
         replace(SM90_WIDE, n_dwg=3, producer_regs=32).check(2)
+    replace(SM90_WIDE, n_dwg=3, producer_regs=56, consumer_regs=152).check(2)
+
+
+def test_swapped_roles_tile_n_by_the_shared_memory_rows():
+    """swap_ab: A in registers (64 rows per consumer warpgroup), B1/B2 in shared memory (smem_rows)."""
+    from problems.dual_gemm.config import SM90_WIDE_SWAP
+    from shared.cute.sm90_blockscaled_mainloop import Sm90BlockScaledGemm
+
+    assert (SM90_WIDE_SWAP.tile_m, SM90_WIDE_SWAP.tile_n) == (128, 96)
+    assert SM90_WIDE_SWAP.operands(2) == (2, 1)
+    assert Sm90BlockScaledGemm.shape_error(512, 3072, 7168, 1, SM90_WIDE_SWAP) is None
+    assert "tile_n=96" in Sm90BlockScaledGemm.shape_error(512, 4096, 7168, 1, SM90_WIDE_SWAP)
+    assert "tile_m=128" in Sm90BlockScaledGemm.shape_error(192, 3072, 7168, 1, SM90_WIDE_SWAP)
+    # two 96-row S operands per decoded slot: five slots is all that fits beside the packed rings
+    assert SM90_WIDE_SWAP.smem_bytes(2) <= 227 * 1024 < replace(SM90_WIDE_SWAP, a_slots=6).smem_bytes(2)
+    with pytest.raises(ValueError, match="smem_rows must be a multiple of 8"):
+        replace(SM90_WIDE_SWAP, smem_rows=100).check(2)
 
 
 @pytest.mark.parametrize("problem", KERNELS)
@@ -186,8 +211,16 @@ def test_sm90_kernel_matches_reference(problem, case, generator):
     C.run_and_check(problem, parts(problem)[0].run, case, generator)
 
 
-# Shapes small enough to run fast that every candidate config takes (K / 256 even for the splits).
-EVERY_CONFIG_SHAPES = [(256, 512, 1024, 1), (128, 1024, 2048, 1)]
+# Shapes small enough to run fast that every candidate config takes (K / 256 even for the splits;
+# N = 384 for the 96-row N tiles of the swapped roles).
+EVERY_CONFIG_SHAPES = [(256, 512, 1024, 1), (128, 1024, 2048, 1), (256, 384, 1024, 1)]
+
+
+@pytest.mark.parametrize("problem", KERNELS)
+def test_every_candidate_config_has_a_test_shape(problem):
+    cls = parts(problem)[3]
+    for config in configs(problem):
+        assert any(cls.can_implement(*s, config) for s in EVERY_CONFIG_SHAPES), config
 
 
 @pytest.mark.sm90
@@ -198,9 +231,7 @@ def test_every_candidate_config_matches_reference(problem, config, generator):
     """The chooser picks one config per manifest shape; this runs every candidate, so that a config
     only the benchmarks reach is checked on more than one shape."""
     kmod, _, _, cls, _, _ = parts(problem)
-    shapes = [s for s in EVERY_CONFIG_SHAPES if cls.can_implement(*s, config)]
-    assert shapes, f"no test shape fits {config}"
-    for shape in shapes:
+    for shape in [s for s in EVERY_CONFIG_SHAPES if cls.can_implement(*s, config)]:
         C.run_and_check(problem, lambda data: kmod.run(data, config), shape, generator)
 
 

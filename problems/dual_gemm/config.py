@@ -31,6 +31,18 @@ In the evaluator (results/2026-11-22-h100-dual_gemm-0424a65.json) the chosen con
 No gain from more (~17:00 UTC, same shapes; SM90_WIDE 122.4 103.6 60.1 101.7): decoders unrolled by 4
 126.8 107.5 62.2 105.4; 64 registers for the decoder warpgroups and 192 for the consumers 121.9 103.4
 59.9 101.2.
+
+2026-11-23, tune runs (interleaved as above; same four shapes unless noted):
+Decoders handing over 2 sub-tiles at a time instead of a whole stage (a_batch=2), ~07:05 UTC:
+SM90_WIDE 99.1 104.5 60.2 102.1 -> 97.3 102.0 60.0 100.1; ~07:33 UTC: SM90_WIDE 114.3 102.5 58.9 99.8
+-> 111.9 100.9 58.0 98.2 (6 slots instead of 7: 111.8 100.7 58.0 98.1), SM90_WIDE_SPLIT2 69.9 117.2
+41.0 113.5 -> 68.4 115.1 40.3 111.7. Both now use a_batch=2.
+The roles swapped (SM90_WIDE_SWAP: 128 x 96 tiles, so 512x3072 gets 128 CTAs instead of 96; the N=3072
+shapes only), ~06:55 UTC: SM90_WIDE 59.4 99.5 | SM90_WIDE_SWAP 68.4 114.1, without the B1/B2 decode
+(debug_skip=1) 44.3 70.7, without the A decode 65.4 108.9. ncu on 512x3072: its decoders waited for
+free decoded slots in 39% of their samples and its consumers for full ones in 35%: five 24-KiB slots
+(two 96-row operands) hold 1.25 stages, all that fits beside the packed rings. 11 decoder warps
+(n_dwg=3) gave 113.7, two sub-tiles per hand-off 116.9. Kept as a candidate (tested, not chosen).
 """
 
 from __future__ import annotations
@@ -43,26 +55,32 @@ SMS = 132  # H100 SXM
 
 # One consumer warpgroup (64 rows of B1 and of B2, 128 fp32 accumulators per thread) x 128 rows of A;
 # 7 decoder warps publish a whole 256-K stage of decoded A per proxy fence into an 8-slot ring.
-SM90_DEFAULT = Sm90Config(tile_m=128, n_cwg=1, n_dwg=2, stages=2, a_slots=8, consumer_regs=232,
-                          producer_regs=56, a_batch=True)
+SM90_DEFAULT = Sm90Config(smem_rows=128, n_cwg=1, n_dwg=2, stages=2, a_slots=8, consumer_regs=232,
+                          producer_regs=56, a_batch=4)
 # M a multiple of 64 only: the same with 64 rows of A.
-SM90_SMALL_M = Sm90Config(tile_m=64, n_cwg=1, n_dwg=2, stages=4, a_slots=8, consumer_regs=232,
-                          producer_regs=56, a_batch=True)
+SM90_SMALL_M = Sm90Config(smem_rows=64, n_cwg=1, n_dwg=2, stages=4, a_slots=8, consumer_regs=232,
+                          producer_regs=56, a_batch=4)
 # Two consumer warpgroups (128 rows of B per CTA) x 64 rows of A: half the A decode per MMA.
-SM90_WIDE_N = Sm90Config(tile_m=64, n_cwg=2, n_dwg=2, stages=3, a_slots=8, consumer_regs=200,
-                         producer_regs=56, a_batch=True)
+SM90_WIDE_N = Sm90Config(smem_rows=64, n_cwg=2, n_dwg=2, stages=3, a_slots=8, consumer_regs=200,
+                         producer_regs=56, a_batch=4)
 # Two consumer warpgroups x 128 rows of A: a quarter of SM90_DEFAULT's A decode per MMA; 7 decoder
-# warps publishing a whole stage at a time into a 7-slot decoded-A ring (shared memory is full:
+# warps publishing two sub-tiles at a time into a 7-slot decoded-A ring (shared memory is full:
 # 2 stages of A, B1, B2 + 112 KiB of fp16).
-SM90_WIDE = Sm90Config(tile_m=128, n_cwg=2, n_dwg=2, stages=2, a_slots=7, consumer_regs=200,
-                       producer_regs=56, a_batch=True, a_unroll=2)
+SM90_WIDE = Sm90Config(smem_rows=128, n_cwg=2, n_dwg=2, stages=2, a_slots=7, consumer_regs=200,
+                       producer_regs=56, a_batch=2, a_unroll=2)
 
 # SM90_WIDE with K split over a cluster of 2 CTAs (the second one's sums added through distributed
 # shared memory): twice the CTAs for grids that would leave half the SMs idle.
 SM90_WIDE_SPLIT2 = replace(SM90_WIDE, splits=2)
 
+# The roles swapped: A decoded by the consumers into registers (64 rows per warpgroup, each fragment
+# used for both products), B1 and B2 decoded into shared memory, 96 rows each: a tile of 128 x 96,
+# so that N = 3072 gives 32 tiles along N instead of 24.
+SM90_WIDE_SWAP = Sm90Config(smem_rows=96, n_cwg=2, n_dwg=2, stages=2, a_slots=5, consumer_regs=200,
+                            producer_regs=56, a_batch=4, a_unroll=2, swap_ab=True)
+
 SM90_CANDIDATES = {"default": SM90_DEFAULT, "small_m": SM90_SMALL_M, "wide_n": SM90_WIDE_N, "wide": SM90_WIDE,
-                   "wide_split2": SM90_WIDE_SPLIT2}
+                   "wide_split2": SM90_WIDE_SPLIT2, "wide_swap": SM90_WIDE_SWAP}
 
 
 def choose_sm90(m: int, n: int, k: int) -> Sm90Config:

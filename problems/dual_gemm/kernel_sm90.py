@@ -1,14 +1,14 @@
 """Hopper (sm_90a) fused dual GEMM: C = fp16(silu(A . B1^T) * (A . B2^T)), block-scaled NVFP4.
 
 One launch, no intermediate tensor: each CTA loads A (and its scales) once per K tile and uses it for
-both products; the two fp32 accumulators of a thread cover the same (n, m) positions, so
+both products; the two fp32 accumulators of a thread cover the same output positions, so
 silu(acc1) * acc2 is formed in registers and stored once as fp16.
 
 Mainloop (TMA producer warp, A-decoder warps, consumer warpgroups with B1/B2 decoded straight into
-wgmma register fragments, exact FP4 x E4M3 -> fp16, fp16 wgmma with fp32 accumulation) is shared
-with `gemm` and described in shared/cute/sm90_blockscaled_mainloop.py.
+wgmma register fragments, or with `swap_ab` the roles swapped; exact FP4 x E4M3 -> fp16, fp16 wgmma
+with fp32 accumulation) is shared with `gemm` and described in shared/cute/sm90_blockscaled_mainloop.py.
 
-Constraints (can_implement): L = 1, K % 256 == 0, M % tile_m == 0, N % 64 == 0, the leaderboard
+Constraints (can_implement): L = 1, K % 256 == 0, M % tile_m == 0, N % tile_n == 0, the leaderboard
 layouts. Run and time: `python problems/dual_gemm/tune_sm90.py` on an H100 (prints a table).
 """
 

@@ -7,25 +7,29 @@ significant bits and lies in [2^-10, 2688]: inside fp16's *normal* range, so fp1
 (bf16 would too), and the decode below is shorter in fp16. The fp16 x fp16 products are exact in
 the fp32 accumulator. FP8 wgmma is not exact (an E2M1 x E4M3 product does not fit E4M3).
 
-Roles. The GEMM is computed transposed, D[n, m] = sum_k B[n, k] A[m, k]: the big operand B (N rows,
-one or two of them) is the wgmma A operand, decoded straight into registers (register-sourced
-wgmma, no shared-memory round trip); the small operand A (M rows) is the wgmma B operand, decoded
-once per CTA into a 128B-swizzled fp16 K-major shared-memory ring that every consumer warpgroup
-reads. CTA = n_dwg + n_cwg warpgroups:
+Roles. Each product has an S side, decoded once per CTA by decoder warps into a 128B-swizzled fp16
+K-major shared-memory ring that every consumer warpgroup reads (the wgmma B operand), and an R side,
+decoded by the consumers straight into registers (register-sourced wgmma, no shared-memory round
+trip). By default S = A (M rows) and R = B (N rows, one or two of them): the GEMM is computed
+transposed, D[n, m] = sum_k B[n, k] A[m, k], and one decoded A tile serves both B operands. With
+`Sm90Config.swap_ab`, S = B1 and B2 and R = A: D[m, n] is C itself, each A fragment feeds both
+products, and the N tile (smem_rows) need not be a multiple of 64. The names below say A and B for
+the default roles. CTA = n_dwg + n_cwg warpgroups:
   warp 0                TMA producer: packed FP4 bytes of A and B (128B-swizzled, one 256-K tile
                         per stage = 128 bytes per row) and their plain E4M3 scales (16 bytes per
                         row per stage) into two rings (mbarrier pipelines): `lda` for A, freed
                         by the decoders, and `ldb` for B, freed by the consumers; A is issued
                         one K tile ahead of B.
   the other 4*n_dwg-1 warps of the first n_dwg warpgroups: A decoders, each 256-K stage -> four
-                        64-K fp16 sub-tiles of A in the `a16` ring (with `a_batch`, a whole stage
-                        per proxy fence and barrier hand-off: measured 7-15% faster overall).
+                        64-K fp16 sub-tiles of A in the `a16` ring, `a_batch` sub-tiles per proxy
+                        fence and barrier hand-off (one per sub-tile was 7-15% slower overall).
   the last n_cwg warpgroups: consumers, 64 rows of each B per warpgroup; per 32-K chunk decode the
                         warpgroup's B fragments into registers (2 register sets, so the decode of
-                        chunk j+1 overlaps the wgmma of chunk j), wgmma m64 x tile_m x k16, then
+                        chunk j+1 overlaps the wgmma of chunk j), wgmma m64 x smem_rows x k16, then
                         the epilogue straight from registers (C is written through a transposed view).
 setmaxnreg moves registers from the decoder warpgroups to the consumers (min_blocks_per_mp=1 lets
-ptxas know the count at entry).
+ptxas know the count at entry); the targets must fit the registers the CTA got at launch
+(Sm90Config.check), or the consumers' setmaxnreg waits forever.
 
 K order. A GEMM may visit K in any order as long as A and B use the same one. Inside every 32-K
 chunk (16 bytes per row = 4 words of 8 nibbles) the decode of word c yields four f16x2 pairs, pair p
@@ -58,7 +62,7 @@ publishes them, and CTA 0 adds and runs the epilogue. The sum of two fp32 partia
 bitwise the one-CTA sum, but both are fp32 sums of exact products (checked against the reference
 with both generators on the H100); for the dual GEMM the nonlinear epilogue sees the full sums.
 
-Constraints: K % 256 == 0 (K % 512 with splits=2), M % Mt == 0, N % (64 * n_cwg) == 0, L == 1, the
+Constraints: K % 256 == 0 (K % 512 with splits=2), M % tile_m == 0, N % tile_n == 0, L == 1, the
 leaderboard layouts (K-major packed values, plain [rows, K/16] scales). Nothing here writes an
 intermediate tensor to device memory.
 """
@@ -89,8 +93,15 @@ SF_ROW_BYTES = K_TILE // 16
 class Sm90Config:
     """Static tuning knobs of the Hopper kernels (one compiled kernel per distinct config).
 
-    tile_m: problem-M rows per CTA (= wgmma N; 64, 128 or 256 and at most 128 for two B operands).
-    n_cwg: consumer warpgroups; each owns 64 problem-N rows, so the CTA covers 64 * n_cwg of N.
+    Roles (module docstring): the S side is decoded by the decoder warps into shared memory (the
+    wgmma B operand), the R side by the consumers into registers (the wgmma A operand). By default
+    S = A and R = the B operand(s); swap_ab makes S = the B operand(s) and R = A, so that a dual
+    GEMM decodes A once per consumer warpgroup for both products and the tile along N is free
+    (smem_rows), not a multiple of 64.
+    In the a_* knobs and ring names below, "A" means the S side (problem A unless swap_ab).
+
+    smem_rows: rows of each S operand per CTA (= wgmma N; 32..256, a multiple of 8; at most 128
+    for two accumulators). n_cwg: consumer warpgroups; each owns 64 R rows (reg_rows = 64 * n_cwg).
     n_dwg: warpgroups of TMA warp + A-decoder warps (4 * n_dwg - 1 decoder warps).
     stages: depth of the packed-B ring (256 K per stage). a_stages: depth of the packed-A ring (None:
     the same). a_slots: decoded-A ring depth (64 K each). The two packed rings are separate so
@@ -99,15 +110,15 @@ class Sm90Config:
     consumer_regs / producer_regs: setmaxnreg targets of consumer / decoder warpgroups (the sum
     over warpgroups must fit the 64K-register file).
     wgmma_depth: wgmma groups left in flight while the next 32-K chunk of B decodes (0 or 1).
-    a_batch: decoders publish a whole stage (4 sub-tiles) at a time (needs a_slots >= 5).
-    a_unroll: unroll factor of the decoders' loop (with a_batch). debug_skip: timing experiments.
+    a_batch: sub-tiles the decoders publish at a time (1, 2 or 4 = a whole stage; needs
+    a_slots > a_batch). a_unroll: unroll factor of the decoders' loop. debug_skip: timing experiments.
     splits: CTAs that share one output tile, each taking an equal share of the K tiles (1 or 2):
     a cluster of `splits` CTAs along grid z; the second CTA adds its fp32 sums into the first one's
     shared memory (distributed shared memory, no tensor in device memory), the first one stores.
     For grids that would otherwise leave SMs idle.
     """
 
-    tile_m: int = 128
+    smem_rows: int = 128
     n_cwg: int = 1
     n_dwg: int = 1  # warpgroups of warp 0 (TMA) + A decoders (the other 4 * n_dwg - 1 warps)
     stages: int = 3
@@ -117,13 +128,28 @@ class Sm90Config:
     producer_regs: int = 40
     wgmma_depth: int = 1
     a_unroll: int = 1
-    a_batch: bool = False
+    a_batch: int = 1
     debug_skip: int = 0  # wrong results, timing only: bit 0 = skip the A decode, bit 1 = the B decode
     splits: int = 1
+    swap_ab: bool = False
+
+    @property
+    def reg_rows(self) -> int:
+        return 64 * self.n_cwg
+
+    @property
+    def tile_m(self) -> int:
+        """Problem-M rows per CTA."""
+        return self.reg_rows if self.swap_ab else self.smem_rows
 
     @property
     def tile_n(self) -> int:
-        return 64 * self.n_cwg
+        """Problem-N rows per CTA (of B, or of each of B1 and B2)."""
+        return self.smem_rows if self.swap_ab else self.reg_rows
+
+    def operands(self, num_b: int) -> tuple[int, int]:
+        """(S operands, R operands) for `num_b` B operands."""
+        return (num_b, 1) if self.swap_ab else (1, num_b)
 
     @property
     def a_ring(self) -> int:
@@ -134,47 +160,58 @@ class Sm90Config:
         return 128 * (self.n_dwg + self.n_cwg)
 
     @property
+    def launch_regs(self) -> int:
+        """Registers per thread at launch: the 64K-register file over the threads, whole 8s."""
+        return 65536 // self.threads // 8 * 8
+
+    @property
     def decoder_threads(self) -> int:
         return 128 * self.n_dwg - 32
 
     def packed_rows(self, num_b: int) -> int:
         """Rows of packed data held at once: every stage of the A ring and of the B ring."""
-        return self.tile_m * self.a_ring + num_b * self.tile_n * self.stages
+        ns, nr = self.operands(num_b)
+        return ns * self.smem_rows * self.a_ring + nr * self.reg_rows * self.stages
 
-    def decoded_bytes(self) -> int:
-        """The decoded fp16 A ring."""
-        return self.a_slots * self.tile_m * K_SUB * 2
+    def decoded_bytes(self, num_b: int) -> int:
+        """The decoded fp16 A ring (every slot holds a 64-K sub-tile of each S operand)."""
+        return self.a_slots * self.operands(num_b)[0] * self.smem_rows * K_SUB * 2
 
     def smem_bytes(self, num_b: int) -> int:
-        return self.packed_rows(num_b) * (ROW_BYTES + SF_ROW_BYTES) + self.decoded_bytes() + 1024 * 6
+        return self.packed_rows(num_b) * (ROW_BYTES + SF_ROW_BYTES) + self.decoded_bytes(num_b) + 1024 * 6
 
     def reduce_bytes(self, num_b: int) -> int:
-        """fp32 sums one CTA of a split hands to the other (num_b tiles of tile_n x tile_m)."""
-        return 4 * num_b * self.tile_n * self.tile_m
+        """fp32 sums one CTA of a split hands to the other (num_b tiles of reg_rows x smem_rows)."""
+        return 4 * num_b * self.reg_rows * self.smem_rows
 
     def staging_bytes(self, num_b: int) -> int:
-        """The packed and decoded operand buffers (contiguous: sA4, sB4, sA16), reused for the split sum."""
-        return self.packed_rows(num_b) * ROW_BYTES + self.decoded_bytes()
+        """The packed and decoded operand buffers (contiguous: sS4, sR4, sS16), reused for the split sum."""
+        return self.packed_rows(num_b) * ROW_BYTES + self.decoded_bytes(num_b)
 
     def check(self, num_b: int) -> None:
-        if self.tile_m not in (64, 128, 256):
-            raise ValueError(f"Sm90Config.tile_m must be 64, 128 or 256, got {self.tile_m}")
-        if num_b * self.tile_m > 256:
-            raise ValueError(f"Sm90Config: {num_b} accumulators of 64 x {self.tile_m} do not fit registers")
+        if self.smem_rows % 8 or not 32 <= self.smem_rows <= 256:
+            # wgmma N and TMA box rows; whole 8-row swizzle atoms
+            raise ValueError(f"Sm90Config.smem_rows must be a multiple of 8 in 32..256, got {self.smem_rows}")
+        if num_b * self.smem_rows > 256:
+            raise ValueError(f"Sm90Config: {num_b} accumulators of 64 x {self.smem_rows} do not fit registers")
         if self.n_cwg not in (1, 2):
             raise ValueError(f"Sm90Config.n_cwg must be 1 or 2, got {self.n_cwg}")
-        if self.n_dwg not in (1, 2):
-            # 3 (11 decoder warps at 32 registers) hung on the H100 (2026-11-22): not offered
-            raise ValueError(f"Sm90Config.n_dwg must be 1 or 2, got {self.n_dwg}")
-        if 128 * (self.n_dwg * self.producer_regs + self.n_cwg * self.consumer_regs) > 65536:
-            raise ValueError(f"Sm90Config {self}: setmaxnreg targets exceed the 64K-register file")
+        if self.n_dwg not in (1, 2, 3):
+            raise ValueError(f"Sm90Config.n_dwg must be 1, 2 or 3, got {self.n_dwg}")
+        if 128 * (self.n_dwg * self.producer_regs + self.n_cwg * self.consumer_regs) > self.threads * self.launch_regs:
+            # setmaxnreg.inc waits until the registers it asks for are free: asking for more than the
+            # decreases hand back waits forever (n_dwg=3 at 32 + 200 hung the H100, 2026-11-22)
+            raise ValueError(f"Sm90Config {self}: setmaxnreg targets exceed the {self.threads * self.launch_regs} "
+                             f"registers the CTA gets at launch ({self.launch_regs} per thread)")
         if self.wgmma_depth not in (0, 1):
             raise ValueError(f"Sm90Config.wgmma_depth must be 0 or 1, got {self.wgmma_depth}")
-        if self.a_batch and self.a_slots < 5:
+        if self.a_batch not in (1, 2, 4):
+            raise ValueError(f"Sm90Config.a_batch must be 1, 2 or 4, got {self.a_batch}")
+        if self.a_slots <= self.a_batch:
             # a consumer waiting for sub-tile s still holds s - 1 (it hands a sub-tile back only
-            # once it works on the next), so the decoders can take s .. s + 3 only if the ring
-            # has 5 slots or more; with 4 both sides would wait forever
-            raise ValueError(f"Sm90Config.a_batch needs a_slots >= 5, got {self.a_slots}")
+            # once it works on the next), so the decoders can take a batch s .. s + a_batch - 1
+            # only if the ring has more slots than a batch; otherwise both sides wait forever
+            raise ValueError(f"Sm90Config.a_batch={self.a_batch} needs a_slots > {self.a_batch}, got {self.a_slots}")
         if self.stages < 2 or self.a_ring < 2 or self.a_slots < 2:
             raise ValueError("Sm90Config: need at least 2 stages of each packed ring and 2 decoded-A slots")
         if self.splits not in (1, 2):
@@ -357,11 +394,12 @@ class Sm90BlockScaledGemm:
     def __init__(self, config: Sm90Config):
         config.check(self.num_b)
         self.cfg = config
-        self.tile_m = config.tile_m
-        self.tile_n = config.tile_n
+        self.rows_s = config.smem_rows
+        self.rows_r = config.reg_rows
         self.n_cwg = config.n_cwg
         self.stages = config.stages
         self.a_slots = config.a_slots
+        self.ns, self.nr = config.operands(self.num_b)
 
     @staticmethod
     def can_implement(m: int, n: int, k: int, l: int, config: Sm90Config) -> bool:
@@ -379,23 +417,50 @@ class Sm90BlockScaledGemm:
         if m % config.tile_m:
             return f"M must be a multiple of tile_m={config.tile_m}, got {m}"
         if n % config.tile_n:
-            return f"N must be a multiple of 64 * n_cwg = {config.tile_n}, got {n}"
+            return f"N must be a multiple of tile_n={config.tile_n}, got {n}"
         return None
 
     # ---------------------------------------------------------------- host
     def _smem_layouts(self):
         # Packed FP4 bytes: rows of 128 bytes, 128B swizzle (16-byte chunk ^= row % 8), so that
-        # eight consecutive rows read at the same K hit eight different bank groups.
+        # eight consecutive rows read at the same K hit eight different bank groups. One ring per
+        # side; a ring holds the tiles of all operands of its side, one after the other.
         u8_atom = cute.make_composed_layout(
             cute.make_swizzle(3, 4, 3), 0, cute.make_layout((8, ROW_BYTES), stride=(ROW_BYTES, 1)))
-        self.sA4_layout = cute.tile_to_shape(u8_atom, (self.tile_m, ROW_BYTES, self.cfg.a_ring), order=(0, 1, 2))
-        self.sB4_layout = cute.tile_to_shape(u8_atom, (self.tile_n, ROW_BYTES, self.stages), order=(0, 1, 2))
-        self.sSFA_layout = cute.make_layout(
-            (self.tile_m, SF_ROW_BYTES, self.cfg.a_ring), stride=(SF_ROW_BYTES, 1, self.tile_m * SF_ROW_BYTES))
-        self.sSFB_layout = cute.make_layout(
-            (self.tile_n, SF_ROW_BYTES, self.stages), stride=(SF_ROW_BYTES, 1, self.tile_n * SF_ROW_BYTES))
+        self.sS4_layout = cute.tile_to_shape(u8_atom, (self.rows_s, ROW_BYTES, self.cfg.a_ring), order=(0, 1, 2))
+        self.sR4_layout = cute.tile_to_shape(u8_atom, (self.rows_r, ROW_BYTES, self.stages), order=(0, 1, 2))
+        self.sSFS_layout = cute.make_layout(
+            (self.rows_s, SF_ROW_BYTES, self.cfg.a_ring), stride=(SF_ROW_BYTES, 1, self.rows_s * SF_ROW_BYTES))
+        self.sSFR_layout = cute.make_layout(
+            (self.rows_r, SF_ROW_BYTES, self.stages), stride=(SF_ROW_BYTES, 1, self.rows_r * SF_ROW_BYTES))
         f16_atom = warpgroup.make_smem_layout_atom(warpgroup.SmemLayoutAtomKind.K_SW128, Float16)
-        self.sA16_layout = cute.tile_to_shape(f16_atom, (self.tile_m, K_SUB, self.a_slots), order=(0, 1, 2))
+        # decoded ring: sub-tile slot * ns + s holds S operand s of ring slot `slot`
+        self.sS16_layout = cute.tile_to_shape(f16_atom, (self.rows_s, K_SUB, self.a_slots * self.ns), order=(0, 1, 2))
+
+    def _roles(self, a, bs, pC, m, n):
+        """Host side of the roles: the TMA atoms (tma, gmem view) of packed values and of scales of
+        every operand, S side first (the kernel takes 3 operands; for a GEMM the last is a copy), the
+        (r, s) view of C that the accumulators D[r, s] map onto, and the grid. a and each of bs are
+        (packed values, scales) tensors."""
+        if self.cfg.swap_ab:
+            s_ops, r_ops = list(bs), [a]
+            mD = cute.make_tensor(pC, cute.make_layout((m, n), stride=(n, 1)))  # C itself
+            s_total, r_total = n, m
+        else:
+            s_ops, r_ops = [a], list(bs)
+            mD = cute.make_tensor(pC, cute.make_layout((n, m), stride=(1, n)))  # C transposed
+            s_total, r_total = m, n
+        g2s = cpasync.CopyBulkTensorTileG2SOp()
+        one = lambda lay: cute.slice_(lay, (None, None, 0))  # noqa: E731
+        sides = [(op, self.sS4_layout, self.sSFS_layout, self.rows_s) for op in s_ops]
+        sides += [(op, self.sR4_layout, self.sSFR_layout, self.rows_r) for op in r_ops]
+        atoms = []
+        for (vals, sfs), lay4, lay_sf, rows in sides:
+            atoms += list(cpasync.make_tiled_tma_atom(g2s, vals, one(lay4), (rows, ROW_BYTES)))
+            atoms += list(cpasync.make_tiled_tma_atom(g2s, sfs, one(lay_sf), (rows, SF_ROW_BYTES)))
+        atoms += atoms[-4:] * (3 - len(sides))
+        grid = (s_total // self.rows_s, r_total // self.rows_r, self.cfg.splits)
+        return atoms, mD, grid
 
     @cute.jit
     def __call__(self, pA: cute.Pointer, pB1: cute.Pointer, pB2: cute.Pointer, pSFA: cute.Pointer,
@@ -405,29 +470,19 @@ class Sm90BlockScaledGemm:
         self._smem_layouts()
         row_b = k_tiles * ROW_BYTES  # written as products so that TMA sees 16-byte-divisible strides
         row_sf = k_tiles * SF_ROW_BYTES
-        mA = cute.make_tensor(pA, cute.make_layout((m, row_b), stride=(row_b, 1)))
-        mSFA = cute.make_tensor(pSFA, cute.make_layout((m, row_sf), stride=(row_sf, 1)))
-        mB1 = cute.make_tensor(pB1, cute.make_layout((n, row_b), stride=(row_b, 1)))
-        mSFB1 = cute.make_tensor(pSFB1, cute.make_layout((n, row_sf), stride=(row_sf, 1)))
-        mB2 = cute.make_tensor(pB2, cute.make_layout((n, row_b), stride=(row_b, 1)))
-        mSFB2 = cute.make_tensor(pSFB2, cute.make_layout((n, row_sf), stride=(row_sf, 1)))
-        # C is written transposed from the D[n, m] accumulators: view it as (n, m) with stride (1, n).
-        mCt = cute.make_tensor(pC, cute.make_layout((n, m), stride=(1, n)))
 
-        g2s = cpasync.CopyBulkTensorTileG2SOp()
-        one = lambda lay: cute.slice_(lay, (None, None, 0))  # noqa: E731
-        tma_a, gA = cpasync.make_tiled_tma_atom(g2s, mA, one(self.sA4_layout), (self.tile_m, ROW_BYTES))
-        tma_sfa, gSFA = cpasync.make_tiled_tma_atom(g2s, mSFA, one(self.sSFA_layout), (self.tile_m, SF_ROW_BYTES))
-        tma_b1, gB1 = cpasync.make_tiled_tma_atom(g2s, mB1, one(self.sB4_layout), (self.tile_n, ROW_BYTES))
-        tma_sfb1, gSFB1 = cpasync.make_tiled_tma_atom(g2s, mSFB1, one(self.sSFB_layout), (self.tile_n, SF_ROW_BYTES))
-        tma_b2, gB2 = cpasync.make_tiled_tma_atom(g2s, mB2, one(self.sB4_layout), (self.tile_n, ROW_BYTES))
-        tma_sfb2, gSFB2 = cpasync.make_tiled_tma_atom(g2s, mSFB2, one(self.sSFB_layout), (self.tile_n, SF_ROW_BYTES))
+        def rows_of(p, rows, width):
+            return cute.make_tensor(p, cute.make_layout((rows, width), stride=(width, 1)))
+
+        a = (rows_of(pA, m, row_b), rows_of(pSFA, m, row_sf))
+        bs = [(rows_of(pB1, n, row_b), rows_of(pSFB1, n, row_sf)),
+              (rows_of(pB2, n, row_b), rows_of(pSFB2, n, row_sf))][: self.num_b]
+        atoms, mD, grid = self._roles(a, bs, pC, m, n)
 
         tiled_mma = sm90_utils.make_trivial_tiled_mma(
             Float16, Float16, warpgroup.OperandMajorMode.K, warpgroup.OperandMajorMode.K, Float32,
-            (1, 1, 1), tiler_mn=(64, self.tile_m), a_source=warpgroup.OperandSource.RMEM)
+            (1, 1, 1), tiler_mn=(64, self.rows_s), a_source=warpgroup.OperandSource.RMEM)
 
-        nb = self.num_b
         S, SA, R = self.stages, self.cfg.a_ring, self.a_slots
 
         @cute.struct
@@ -435,60 +490,67 @@ class Sm90BlockScaledGemm:
             lda_mbar: cute.struct.MemRange[cutlass.Int64, 2 * SA]
             ldb_mbar: cute.struct.MemRange[cutlass.Int64, 2 * S]
             a16_mbar: cute.struct.MemRange[cutlass.Int64, 2 * R]
-            sA4: cute.struct.Align[cute.struct.MemRange[Uint8, cute.cosize(self.sA4_layout)], 1024]
-            sB4: cute.struct.Align[cute.struct.MemRange[Uint8, cute.cosize(self.sB4_layout) * nb], 1024]
-            sA16: cute.struct.Align[cute.struct.MemRange[Float16, cute.cosize(self.sA16_layout)], 1024]
-            sSFA: cute.struct.Align[cute.struct.MemRange[Uint8, cute.cosize(self.sSFA_layout)], 128]
-            sSFB: cute.struct.Align[cute.struct.MemRange[Uint8, cute.cosize(self.sSFB_layout) * nb], 128]
+            sS4: cute.struct.Align[cute.struct.MemRange[Uint8, cute.cosize(self.sS4_layout) * self.ns], 1024]
+            sR4: cute.struct.Align[cute.struct.MemRange[Uint8, cute.cosize(self.sR4_layout) * self.nr], 1024]
+            sS16: cute.struct.Align[cute.struct.MemRange[Float16, cute.cosize(self.sS16_layout)], 1024]
+            sSFS: cute.struct.Align[cute.struct.MemRange[Uint8, cute.cosize(self.sSFS_layout) * self.ns], 128]
+            sSFR: cute.struct.Align[cute.struct.MemRange[Uint8, cute.cosize(self.sSFR_layout) * self.nr], 128]
 
         self.shared_storage = SharedStorage
-        sp = self.cfg.splits
-        grid = (m // self.tile_m, n // self.tile_n, sp)
-        self.kernel(tma_a, gA, tma_sfa, gSFA, tma_b1, gB1, tma_sfb1, gSFB1, tma_b2, gB2, tma_sfb2, gSFB2,
-                    mCt, tiled_mma, k_tiles).launch(grid=grid, block=[self.cfg.threads, 1, 1],
-                                                  cluster=[1, 1, sp], min_blocks_per_mp=1)
+        self.kernel(*atoms, mD, tiled_mma, k_tiles).launch(grid=grid, block=[self.cfg.threads, 1, 1],
+                                                           cluster=[1, 1, self.cfg.splits], min_blocks_per_mp=1)
 
     # ---------------------------------------------------------------- device
+    @staticmethod
+    def _ring_views(buf, layout, count):
+        """`count` swizzled ring tensors laid one after the other in the Uint8 buffer `buf`."""
+        size = cute.cosize(layout)
+        return [cute.make_tensor(cute.recast_ptr(buf.iterator + i * size, layout.inner, dtype=Uint8), layout.outer)
+                for i in range(count)]
+
     @cute.kernel
-    def kernel(self, tma_a: cute.CopyAtom, gA_full: cute.Tensor, tma_sfa: cute.CopyAtom, gSFA_full: cute.Tensor,
-               tma_b1: cute.CopyAtom, gB1_full: cute.Tensor, tma_sfb1: cute.CopyAtom, gSFB1_full: cute.Tensor,
-               tma_b2: cute.CopyAtom, gB2_full: cute.Tensor, tma_sfb2: cute.CopyAtom, gSFB2_full: cute.Tensor,
-               mCt: cute.Tensor, tiled_mma: cute.TiledMma, k_tiles: Int32):
-        nb = self.num_b
-        tile_m, tile_n = self.tile_m, self.tile_n
+    def kernel(self, tma_0: cute.CopyAtom, g_0: cute.Tensor, tma_sf0: cute.CopyAtom, g_sf0: cute.Tensor,
+               tma_1: cute.CopyAtom, g_1: cute.Tensor, tma_sf1: cute.CopyAtom, g_sf1: cute.Tensor,
+               tma_2: cute.CopyAtom, g_2: cute.Tensor, tma_sf2: cute.CopyAtom, g_sf2: cute.Tensor,
+               mD: cute.Tensor, tiled_mma: cute.TiledMma, k_tiles: Int32):
+        # operands 0 .. ns-1 are the S side, the next nr the R side (the rest unused)
+        ops = [(tma_0, g_0, tma_sf0, g_sf0), (tma_1, g_1, tma_sf1, g_sf1), (tma_2, g_2, tma_sf2, g_sf2)]
+        ns, nr = self.ns, self.nr
+        rows_s, rows_r = self.rows_s, self.rows_r
         skip = self.cfg.debug_skip
         self._smem_layouts()  # static layouts, rebuilt inside the kernel's region
         tidx, _, _ = cute.arch.thread_idx()
         warp = cute.arch.make_warp_uniform(cute.arch.warp_idx())
         wg = warp // 4
-        bid_m, bid_n, split = cute.arch.block_idx()
+        bid_s, bid_r, split = cute.arch.block_idx()
         kt_own = k_tiles // self.cfg.splits  # this CTA's K tiles: kt_first .. kt_first + kt_own - 1
         kt_first = split * kt_own
 
         smem = cutlass.utils.SmemAllocator()
         st = smem.allocate(self.shared_storage)
-        sA4 = st.sA4.get_tensor(self.sA4_layout.outer, swizzle=self.sA4_layout.inner)
-        sB4_all = st.sB4.get_tensor(cute.make_layout(cute.cosize(self.sB4_layout) * nb))
-        sSFA = st.sSFA.get_tensor(self.sSFA_layout)
-        sSFB_all = st.sSFB.get_tensor(cute.make_layout(cute.cosize(self.sSFB_layout) * nb))
-        sA16 = st.sA16.get_tensor(self.sA16_layout.outer, swizzle=self.sA16_layout.inner)
-        b_bytes = cute.cosize(self.sB4_layout)
-        sfb_bytes = cute.cosize(self.sSFB_layout)
-        sB4 = [cute.make_tensor(cute.recast_ptr(sB4_all.iterator + b * b_bytes, self.sB4_layout.inner, dtype=Uint8),
-                                self.sB4_layout.outer) for b in range(nb)]
-        sSFB = [cute.make_tensor(sSFB_all.iterator + b * sfb_bytes, self.sSFB_layout) for b in range(nb)]
+        sS4_all = st.sS4.get_tensor(cute.make_layout(cute.cosize(self.sS4_layout) * ns))
+        sR4_all = st.sR4.get_tensor(cute.make_layout(cute.cosize(self.sR4_layout) * nr))
+        sSFS_all = st.sSFS.get_tensor(cute.make_layout(cute.cosize(self.sSFS_layout) * ns))
+        sSFR_all = st.sSFR.get_tensor(cute.make_layout(cute.cosize(self.sSFR_layout) * nr))
+        sS16 = st.sS16.get_tensor(self.sS16_layout.outer, swizzle=self.sS16_layout.inner)
+        sS4 = self._ring_views(sS4_all, self.sS4_layout, ns)
+        sR4 = self._ring_views(sR4_all, self.sR4_layout, nr)
+        s4_bytes, r4_bytes = cute.cosize(self.sS4_layout), cute.cosize(self.sR4_layout)
+        sfs_bytes, sfr_bytes = cute.cosize(self.sSFS_layout), cute.cosize(self.sSFR_layout)
+        sSFS = [cute.make_tensor(sSFS_all.iterator + i * sfs_bytes, self.sSFS_layout) for i in range(ns)]
+        sSFR = [cute.make_tensor(sSFR_all.iterator + i * sfr_bytes, self.sSFR_layout) for i in range(nr)]
 
         # Raw shared addresses for the hand-written decode (the swizzle is applied by hand below).
-        a4_base = sA4.iterator.toint()
-        b4_base = sB4_all.iterator.toint()
-        sfa_base = sSFA.iterator.toint()
-        sfb_base = sSFB_all.iterator.toint()
-        a16_base = sA16.iterator.toint()
-        a4_stage = tile_m * ROW_BYTES
-        b4_stage = tile_n * ROW_BYTES
-        sfa_stage = tile_m * SF_ROW_BYTES
-        sfb_stage = tile_n * SF_ROW_BYTES
-        a16_slot = tile_m * K_SUB * 2
+        s4_base = sS4_all.iterator.toint()
+        r4_base = sR4_all.iterator.toint()
+        sfs_base = sSFS_all.iterator.toint()
+        sfr_base = sSFR_all.iterator.toint()
+        s16_base = sS16.iterator.toint()
+        s4_stage = rows_s * ROW_BYTES
+        r4_stage = rows_r * ROW_BYTES
+        sfs_stage = rows_s * SF_ROW_BYTES
+        sfr_stage = rows_r * SF_ROW_BYTES
+        s16_sub = rows_s * K_SUB * 2  # one 64-K sub-tile of one S operand
 
         n_consumer_warps = 4 * self.n_cwg
         n_dec = self.cfg.decoder_threads
@@ -501,8 +563,8 @@ class Sm90BlockScaledGemm:
                 consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, releasing_warps),
                 tx_count=rows * (ROW_BYTES + SF_ROW_BYTES), cta_layout_vmnk=cute.make_layout((1, 1, 1, 1)))
 
-        lda_pipe = tma_ring(st.lda_mbar, self.cfg.a_ring, n_dec // 32, tile_m)  # packed A: the decoders
-        ldb_pipe = tma_ring(st.ldb_mbar, self.stages, n_consumer_warps, nb * tile_n)  # packed B: the consumers
+        lda_pipe = tma_ring(st.lda_mbar, self.cfg.a_ring, n_dec // 32, ns * rows_s)  # S side: the decoders
+        ldb_pipe = tma_ring(st.ldb_mbar, self.stages, n_consumer_warps, nr * rows_r)  # R side: the consumers
         a16_pipe = pipeline.PipelineAsync.create(
             barrier_storage=st.a16_mbar.data_ptr(), num_stages=self.a_slots,
             producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, n_dec),
@@ -512,93 +574,67 @@ class Sm90BlockScaledGemm:
             cute.arch.setmaxregister_decrease(self.cfg.producer_regs)
             if warp == 0:
                 # ---------------- TMA producer
-                cpasync.prefetch_descriptor(tma_a)
-                cpasync.prefetch_descriptor(tma_b1)
-                gA = cute.local_tile(gA_full, (tile_m, ROW_BYTES), (bid_m, None))
-                gSFA = cute.local_tile(gSFA_full, (tile_m, SF_ROW_BYTES), (bid_m, None))
-                tAsA, tAgA = cpasync.tma_partition(tma_a, 0, cute.make_layout(1), cute.group_modes(sA4, 0, 2),
-                                                   cute.group_modes(gA, 0, 2))
-                tSsSFA, tSgSFA = cpasync.tma_partition(tma_sfa, 0, cute.make_layout(1),
-                                                       cute.group_modes(sSFA, 0, 2), cute.group_modes(gSFA, 0, 2))
-                tma_bs = (tma_b1, tma_b2)
-                tma_sfbs = (tma_sfb1, tma_sfb2)
-                gBs = (gB1_full, gB2_full)
-                gSFBs = (gSFB1_full, gSFB2_full)
-                parts = []
-                for b in cutlass.range_constexpr(nb):
-                    gB = cute.local_tile(gBs[b], (tile_n, ROW_BYTES), (bid_n, None))
-                    gSFB = cute.local_tile(gSFBs[b], (tile_n, SF_ROW_BYTES), (bid_n, None))
-                    tBsB, tBgB = cpasync.tma_partition(tma_bs[b], 0, cute.make_layout(1),
-                                                       cute.group_modes(sB4[b], 0, 2), cute.group_modes(gB, 0, 2))
-                    tTsSFB, tTgSFB = cpasync.tma_partition(tma_sfbs[b], 0, cute.make_layout(1),
-                                                           cute.group_modes(sSFB[b], 0, 2),
-                                                           cute.group_modes(gSFB, 0, 2))
-                    parts.append((tBsB, tBgB, tTsSFB, tTgSFB))
+                for i in cutlass.range_constexpr(ns + nr):
+                    cpasync.prefetch_descriptor(ops[i][0])
+                parts = [self._tma_part(ops[i], sS4[i], sSFS[i], rows_s, bid_s) for i in range(ns)]
+                parts += [self._tma_part(ops[ns + i], sR4[i], sSFR[i], rows_r, bid_r) for i in range(nr)]
                 prod_a = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, self.cfg.a_ring)
                 prod_b = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, self.stages)
-                # A runs one K tile ahead of B: the A load of tile i is not held up behind the wait
-                # for a free B stage (which the consumers release last)
+                # the S side runs one K tile ahead of the R side: its load of tile i is not held up
+                # behind the wait for a free R stage (which the consumers release last)
                 for i in cutlass.range(kt_own + 1, unroll=1):
                     if i < kt_own:
                         kt = kt_first + i
                         lda_pipe.producer_acquire(prod_a)
                         bar = lda_pipe.producer_get_barrier(prod_a)
-                        cute.copy(tma_a, tAgA[(None, kt)], tAsA[(None, prod_a.index)], tma_bar_ptr=bar)
-                        cute.copy(tma_sfa, tSgSFA[(None, kt)], tSsSFA[(None, prod_a.index)], tma_bar_ptr=bar)
+                        for j in cutlass.range_constexpr(ns):
+                            self._tma_load(parts[j], kt, prod_a.index, bar)
                         lda_pipe.producer_commit(prod_a)
                         prod_a.advance()
                     if i > 0:
                         kt = kt_first + i - 1
                         ldb_pipe.producer_acquire(prod_b)
                         bar = ldb_pipe.producer_get_barrier(prod_b)
-                        for b in cutlass.range_constexpr(nb):
-                            tBsB, tBgB, tTsSFB, tTgSFB = parts[b]
-                            cute.copy(tma_bs[b], tBgB[(None, kt)], tBsB[(None, prod_b.index)], tma_bar_ptr=bar)
-                            cute.copy(tma_sfbs[b], tTgSFB[(None, kt)], tTsSFB[(None, prod_b.index)], tma_bar_ptr=bar)
+                        for j in cutlass.range_constexpr(nr):
+                            self._tma_load(parts[ns + j], kt, prod_b.index, bar)
                         ldb_pipe.producer_commit(prod_b)
                         prod_b.advance()
             else:
-                # ---------------- A decoders (warps 1 .. 4*n_dwg-1): 256-K stage -> four 64-K fp16 sub-tiles
+                # ---------------- S-side decoders (warps 1 .. 4*n_dwg-1): 256-K stage -> four 64-K
+                # fp16 sub-tiles of every S operand
                 dt = tidx - 32
                 ld_state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, self.cfg.a_ring)
                 a_state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, self.a_slots)
                 a_com = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, self.a_slots)
                 for _kt in cutlass.range(kt_own, unroll=1):
                     lda_pipe.consumer_wait(ld_state)
-                    src_stage = a4_base + ld_state.index * a4_stage
-                    sf_stage = sfa_base + ld_state.index * sfa_stage
-                    if cutlass.const_expr(self.cfg.a_batch):
-                        # the whole stage at once: one proxy fence per 256 K instead of per 64 K
-                        # (4 consecutive ring slots, wrapping around the ring)
+                    src_stage = s4_base + ld_state.index * s4_stage
+                    sf_stage = sfs_base + ld_state.index * sfs_stage
+                    # a_batch sub-tiles per hand-off: one proxy fence and barrier round per batch
+                    # (consecutive ring slots, wrapping around the ring)
+                    nbat = self.cfg.a_batch
+                    for h in cutlass.range_constexpr(4 // nbat):
                         a16_pipe.producer_acquire(a_state)
                         slot0 = a_state.index
                         a_state.advance()
-                        for _sub in cutlass.range_constexpr(3):
+                        for _sub in cutlass.range_constexpr(nbat - 1):
                             a16_pipe.producer_acquire(a_state)
                             a_state.advance()
-                        for u in cutlass.range(dt, 0 if skip & 1 else 8 * tile_m, n_dec, unroll=self.cfg.a_unroll):
-                            row = u % tile_m
-                            ch = u // tile_m
-                            slot = (slot0 + ch // 2) % self.a_slots
-                            self._decode_a_unit(src_stage, sf_stage, a16_base + slot * a16_slot, row, ch, ch % 2)
+                        # unit u: S operand, then row, then 32-K chunk of the batch; consecutive
+                        # threads take consecutive rows (conflict-free 16-byte accesses)
+                        for u in cutlass.range(dt, 0 if skip & 1 else 2 * nbat * rows_s * ns, n_dec,
+                                               unroll=self.cfg.a_unroll):
+                            op, v = self._operand_of_unit(u, 2 * nbat * rows_s)
+                            row = v % rows_s
+                            cl = v // rows_s
+                            slot = (slot0 + cl // 2) % self.a_slots
+                            self._decode_a_unit(src_stage + op * s4_bytes, sf_stage + op * sfs_bytes,
+                                                s16_base + (slot * ns + op) * s16_sub, row, 2 * nbat * h + cl, cl % 2)
+                        # generic-proxy stores -> visible to the wgmma (async proxy) reads
                         cute.arch.fence_proxy("async.shared", space="cta")
-                        for _sub in cutlass.range_constexpr(4):
+                        for _sub in cutlass.range_constexpr(nbat):
                             a16_pipe.producer_commit(a_com)
                             a_com.advance()
-                    else:
-                        for sub in cutlass.range_constexpr(4):
-                            a16_pipe.producer_acquire(a_state)
-                            dst_slot = a16_base + a_state.index * a16_slot
-                            # unit u: row = u % tile_m, 32-K chunk q = u // tile_m of this sub-tile;
-                            # consecutive threads take consecutive rows (conflict-free 16-byte accesses)
-                            for u in cutlass.range(dt, 0 if skip & 1 else 2 * tile_m, n_dec, unroll=1):
-                                row = u % tile_m
-                                q = u // tile_m
-                                self._decode_a_unit(src_stage, sf_stage, dst_slot, row, sub * 2 + q, q)
-                            # generic-proxy stores -> visible to the wgmma (async proxy) reads
-                            cute.arch.fence_proxy("async.shared", space="cta")
-                            a16_pipe.producer_commit(a_state)
-                            a_state.advance()
                     lda_pipe.consumer_release(ld_state)
                     ld_state.advance()
             if cutlass.const_expr(self.cfg.splits > 1):
@@ -608,26 +644,27 @@ class Sm90BlockScaledGemm:
                     cute.arch.cluster_arrive()
                     cute.arch.cluster_wait()
         else:
-            # ---------------- consumers: B fragments in registers, wgmma, epilogue
+            # ---------------- consumers: R fragments in registers, wgmma, epilogue
             cute.arch.setmaxregister_increase(self.cfg.consumer_regs)
             cw = wg - self.cfg.n_dwg
             t = tidx % 128
             lane = tidx % 32
             wq = (warp % 4) * 16
-            row0 = cw * 64 + wq + lane // 4  # this thread's rows: row0 and row0 + 8 of the CTA's B tile
+            row0 = cw * 64 + wq + lane // 4  # this thread's rows: row0 and row0 + 8 of the CTA's R tile
             c = lane % 4  # this thread's word of every 32-K chunk
             sw = (lane // 4) % 8  # = row0 % 8 = (row0 + 8) % 8
 
             thr_mma = tiled_mma.get_slice(t)
-            tCsB = thr_mma.partition_B(sA16)
-            tCrB = tiled_mma.make_fragment_B(tCsB)
-            acc_shape = thr_mma.partition_shape_C((64, tile_m))
-            accs = [cute.make_rmem_tensor(acc_shape, Float32) for _ in range(nb)]
-            for b in cutlass.range_constexpr(nb):
-                accs[b].fill(0.0)
+            tCsS = thr_mma.partition_B(sS16)
+            tCrS = tiled_mma.make_fragment_B(tCsS)
+            acc_shape = thr_mma.partition_shape_C((64, rows_s))
+            # accumulator r * ns + s: R operand r times S operand s (the B operands in order)
+            accs = [cute.make_rmem_tensor(acc_shape, Float32) for _ in range(ns * nr)]
+            for i in cutlass.range_constexpr(ns * nr):
+                accs[i].fill(0.0)
             frags = [[thr_mma.make_fragment_A(thr_mma.partition_shape_A((64, 32))) for _ in range(2)]
-                     for _ in range(nb)]
-            frag_i32 = [[cute.recast_tensor(frags[b][s], Int32) for s in range(2)] for b in range(nb)]
+                     for _ in range(nr)]
+            frag_i32 = [[cute.recast_tensor(frags[r][s], Int32) for s in range(2)] for r in range(nr)]
 
             ld_state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, self.stages)
             a_state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, self.a_slots)
@@ -635,32 +672,34 @@ class Sm90BlockScaledGemm:
             tiled_mma.set(warpgroup.Field.ACCUMULATE, True)
             for kt in cutlass.range(kt_own, unroll=1):
                 ldb_pipe.consumer_wait(ld_state)
-                b_stage = b4_base + ld_state.index * b4_stage
-                sf_stage = sfb_base + ld_state.index * sfb_stage
+                r_stage = r4_base + ld_state.index * r4_stage
+                sf_stage = sfr_base + ld_state.index * sfr_stage
                 for sub in cutlass.range_constexpr(4):
                     a16_pipe.consumer_wait(a_state)
                     for q in cutlass.range_constexpr(2):
                         ch = sub * 2 + q
                         g = 2 * ch + c // 2
-                        for b in cutlass.range_constexpr(0 if skip & 2 else nb):
-                            base = b_stage + b * b_bytes
-                            sfb = sf_stage + b * sfb_bytes
+                        for r in cutlass.range_constexpr(0 if skip & 2 else nr):
+                            base = r_stage + r * r4_bytes
+                            sfr = sf_stage + r * sfr_bytes
                             w_lo = lds_u32(base + row0 * ROW_BYTES + ((ch ^ sw) * 16) + 4 * c)
                             w_hi = lds_u32(base + (row0 + 8) * ROW_BYTES + ((ch ^ sw) * 16) + 4 * c)
-                            s_lo = e4m3_to_f16x2(lds_u8(sfb + row0 * SF_ROW_BYTES + g))
-                            s_hi = e4m3_to_f16x2(lds_u8(sfb + (row0 + 8) * SF_ROW_BYTES + g))
+                            s_lo = e4m3_to_f16x2(lds_u8(sfr + row0 * SF_ROW_BYTES + g))
+                            s_hi = e4m3_to_f16x2(lds_u8(sfr + (row0 + 8) * SF_ROW_BYTES + g))
                             d_lo = decode_e2m1x8_f16(w_lo, s_lo)
                             d_hi = decode_e2m1x8_f16(w_hi, s_hi)
-                            f = frag_i32[b][q]
+                            f = frag_i32[r][q]
                             # pair j -> k16 block j // 2, fragment columns +8 when j is odd
                             for j in cutlass.range_constexpr(4):
                                 f[(0, 0, j % 2), 0, j // 2] = d_lo[j]
                                 f[(0, 1, j % 2), 0, j // 2] = d_hi[j]
                         warpgroup.fence()
-                        for b in cutlass.range_constexpr(nb):
-                            for kb in cutlass.range_constexpr(2):
-                                cute.gemm(tiled_mma, accs[b], frags[b][q][(None, None, kb)],
-                                          tCrB[(None, None, 2 * q + kb, a_state.index)], accs[b])
+                        for r in cutlass.range_constexpr(nr):
+                            for s in cutlass.range_constexpr(ns):
+                                for kb in cutlass.range_constexpr(2):
+                                    cute.gemm(tiled_mma, accs[r * ns + s], frags[r][q][(None, None, kb)],
+                                              tCrS[(None, None, 2 * q + kb, a_state.index * ns + s)],
+                                              accs[r * ns + s])
                         warpgroup.commit_group()
                         # at most one chunk in flight: the other fragment slot and every earlier
                         # sub-tile are free again
@@ -688,21 +727,47 @@ class Sm90BlockScaledGemm:
             a16_pipe.consumer_release(a_rel)
 
             if cutlass.const_expr(self.cfg.splits > 1):
-                self._add_split_sums(accs, split, a4_base, cw * 128 + t)
+                self._add_split_sums(accs, split, s4_base, cw * 128 + t)
                 if split == 0:
-                    self._epilogue(accs, mCt, thr_mma, acc_shape, bid_m, bid_n, cw)
+                    self._epilogue(accs, mD, thr_mma, acc_shape, bid_s, bid_r, cw)
             else:
-                self._epilogue(accs, mCt, thr_mma, acc_shape, bid_m, bid_n, cw)
+                self._epilogue(accs, mD, thr_mma, acc_shape, bid_s, bid_r, cw)
+
+    @staticmethod
+    def _tma_part(op, s_vals, s_sf, rows, bid):
+        """TMA partitions of one operand's (packed values, scales): its CTA tile of `rows` rows, every K tile."""
+        tma, g_full, tma_sf, g_sf_full = op
+        g = cute.local_tile(g_full, (rows, ROW_BYTES), (bid, None))
+        g_sf = cute.local_tile(g_sf_full, (rows, SF_ROW_BYTES), (bid, None))
+        t_s, t_g = cpasync.tma_partition(tma, 0, cute.make_layout(1), cute.group_modes(s_vals, 0, 2),
+                                         cute.group_modes(g, 0, 2))
+        t_ssf, t_gsf = cpasync.tma_partition(tma_sf, 0, cute.make_layout(1), cute.group_modes(s_sf, 0, 2),
+                                             cute.group_modes(g_sf, 0, 2))
+        return tma, t_s, t_g, tma_sf, t_ssf, t_gsf
+
+    @staticmethod
+    def _tma_load(part, kt, stage, bar):
+        """K tile kt of one operand (values and scales) into ring stage `stage`, completing on `bar`."""
+        tma, t_s, t_g, tma_sf, t_ssf, t_gsf = part
+        cute.copy(tma, t_g[(None, kt)], t_s[(None, stage)], tma_bar_ptr=bar)
+        cute.copy(tma_sf, t_gsf[(None, kt)], t_ssf[(None, stage)], tma_bar_ptr=bar)
+
+    def _operand_of_unit(self, u, units_per_operand):
+        """(S operand, unit within it) of decoder unit u (no arithmetic with one S operand)."""
+        if self.ns == 1:
+            return 0, u
+        op = u // units_per_operand
+        return op, u - op * units_per_operand
 
     @cute.jit
-    def _epilogue(self, accs, mCt, thr_mma, acc_shape, bid_m, bid_n, cw):
-        """Registers -> C (transposed view), fp16."""
-        gCt = cute.local_tile(mCt, (64, self.tile_m), (bid_n * self.n_cwg + cw, bid_m))
-        tCgC = thr_mma.partition_C(gCt)
+    def _epilogue(self, accs, mD, thr_mma, acc_shape, bid_s, bid_r, cw):
+        """Registers -> C (through the D[r, s] view), fp16."""
+        gD = cute.local_tile(mD, (64, self.rows_s), (bid_r * self.n_cwg + cw, bid_s))
+        tCgD = thr_mma.partition_C(gD)
         out = cute.make_rmem_tensor(acc_shape, Float16)
         for i in cutlass.range_constexpr(cute.size(out)):
             out[i] = self.epilogue_value(accs, i).to(Float16)
-        cute.autovec_copy(out, tCgC)
+        cute.autovec_copy(out, tCgD)
 
     @cute.jit
     def _add_split_sums(self, accs, split, buf, ct):
