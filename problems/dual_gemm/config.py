@@ -36,7 +36,8 @@ No gain from more (~17:00 UTC, same shapes; SM90_WIDE 122.4 103.6 60.1 101.7): d
 Decoders handing over 2 sub-tiles at a time instead of a whole stage (a_batch=2), ~07:05 UTC:
 SM90_WIDE 99.1 104.5 60.2 102.1 -> 97.3 102.0 60.0 100.1; ~07:33 UTC: SM90_WIDE 114.3 102.5 58.9 99.8
 -> 111.9 100.9 58.0 98.2 (6 slots instead of 7: 111.8 100.7 58.0 98.1), SM90_WIDE_SPLIT2 69.9 117.2
-41.0 113.5 -> 68.4 115.1 40.3 111.7. Both now use a_batch=2.
+41.0 113.5 -> 68.4 115.1 40.3 111.7; ~07:55 UTC: SM90_WIDE 101.1 104.7 60.6 101.7 -> 99.3 103.2 59.7 100.4,
+SM90_WIDE_SPLIT2 62.1 119.8 41.6 115.6 -> 61.2 118.0 40.7 113.9. Both now use a_batch=2.
 The roles swapped (SM90_WIDE_SWAP: 128 x 96 tiles, so 512x3072 gets 128 CTAs instead of 96; the N=3072
 shapes only), ~06:55 UTC: SM90_WIDE 59.4 99.5 | SM90_WIDE_SWAP 68.4 114.1, without the B1/B2 decode
 (debug_skip=1) 44.3 70.7, without the A decode 65.4 108.9. ncu on 512x3072: its decoders waited for

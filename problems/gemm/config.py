@@ -33,10 +33,10 @@ memory) for 128x4096x7168, 128 CTAs: correct, memcheck and racecheck clean, but 
 SM90_M64_WIDE_SPLIT2's 30.3 in the tune run and 45.0 against 28.2 in the evaluator (7 K tiles per
 CTA are too few to fill the pipeline, and the first CTA adds three sums alone). Unrolling the
 decoders by 4 instead of 2 was slower on every chosen config (~17:00 UTC).
-Decoders handing over 2 sub-tiles at a time instead of a whole stage (a_batch=2; 2026-11-23 ~07:33 UTC):
-SM90_M128_WIDE_SPLIT2 93.0 39.1 19.3 -> 89.3 41.2 19.6 (it is chosen for the first shape only: now
-a_batch=2); SM90_M64_WIDE 119.4 46.7 18.9 -> 133.1 51.2 19.9 and SM90_M64_WIDE_SPLIT2 130.4 30.5 25.7
--> 129.1 32.0 26.7 (kept at 4); cuBLAS bf16 104.6 34.1 19.6.
+Decoders handing over 2 sub-tiles at a time instead of a whole stage (a_batch=2; 2026-11-23): ~07:33 UTC
+SM90_M128_WIDE_SPLIT2 93.0 39.1 19.3 -> 89.3 41.2 19.6, SM90_M64_WIDE 119.4 46.7 18.9 -> 133.1 51.2 19.9,
+SM90_M64_WIDE_SPLIT2 130.4 30.5 25.7 -> 129.1 32.0 26.7 (cuBLAS bf16 104.6 34.1 19.6); ~07:55 UTC
+SM90_M128_WIDE_SPLIT2 78.7 39.0 19.3 -> 83.5 41.0 19.6: no gain that holds, every gemm config keeps 4.
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ SM90_M64_WIDE = Sm90Config(smem_rows=64, n_cwg=2, stages=3, consumer_regs=200, a
 SM90_M64_WIDE_SPLIT2 = replace(SM90_M64_WIDE, splits=2)
 
 # Two consumer warpgroups (128 rows of B) x 128 rows of A, K split over a cluster of 2 CTAs.
-SM90_M128_WIDE_SPLIT2 = replace(SM90_M128, n_cwg=2, consumer_regs=200, splits=2, a_unroll=2, a_batch=2)
+SM90_M128_WIDE_SPLIT2 = replace(SM90_M128, n_cwg=2, consumer_regs=200, splits=2, a_unroll=2)
 
 SM90_CANDIDATES = {"m128": SM90_M128, "m64": SM90_M64, "m64_wide": SM90_M64_WIDE,
                    "m64_wide_split2": SM90_M64_WIDE_SPLIT2, "m128_wide_split2": SM90_M128_WIDE_SPLIT2}
