@@ -33,17 +33,19 @@ No gain from more (~17:00 UTC, same shapes; SM90_WIDE 122.4 103.6 60.1 101.7): d
 59.9 101.2.
 
 2026-11-23, tune runs (interleaved as above; same four shapes unless noted):
-Decoders handing over 2 sub-tiles at a time instead of a whole stage (a_batch=2), ~07:05 UTC:
-SM90_WIDE 99.1 104.5 60.2 102.1 -> 97.3 102.0 60.0 100.1; ~07:33 UTC: SM90_WIDE 114.3 102.5 58.9 99.8
+Decoders handing over 2 sub-tiles at a time instead of a whole stage (a_batch=2), ~06:52 UTC:
+SM90_WIDE 99.1 104.5 60.2 102.1 -> 97.3 102.0 60.0 100.1; ~06:56 UTC: SM90_WIDE 114.3 102.5 58.9 99.8
 -> 111.9 100.9 58.0 98.2 (6 slots instead of 7: 111.8 100.7 58.0 98.1), SM90_WIDE_SPLIT2 69.9 117.2
-41.0 113.5 -> 68.4 115.1 40.3 111.7; ~07:55 UTC: SM90_WIDE 101.1 104.7 60.6 101.7 -> 99.3 103.2 59.7 100.4,
+41.0 113.5 -> 68.4 115.1 40.3 111.7; ~07:17 UTC: SM90_WIDE 101.1 104.7 60.6 101.7 -> 99.3 103.2 59.7 100.4,
 SM90_WIDE_SPLIT2 62.1 119.8 41.6 115.6 -> 61.2 118.0 40.7 113.9. Both now use a_batch=2.
+In the evaluator (results/2026-11-23-h100-dual_gemm-fba6aee.json) the chosen configs give 56.6 / 95.6 /
+37.5 / 95.0 us against bf16-predecoded 70.1 / 102.4 / 41.4 / 89.5 (best 80.5).
 The roles swapped (SM90_WIDE_SWAP: 128 x 96 tiles, so 512x3072 gets 128 CTAs instead of 96; the N=3072
-shapes only), ~06:55 UTC: SM90_WIDE 59.4 99.5 | SM90_WIDE_SWAP 68.4 114.1, without the B1/B2 decode
-(debug_skip=1) 44.3 70.7, without the A decode 65.4 108.9. ncu on 512x3072: its decoders waited for
-free decoded slots in 39% of their samples and its consumers for full ones in 35%: five 24-KiB slots
+shapes only), ~06:47 UTC: SM90_WIDE 59.4 99.5 | SM90_WIDE_SWAP 68.4 114.1, without the B1/B2 decode
+(debug_skip=1) 44.3 70.7, without the A decode 65.4 108.9. ncu on 512x3072 (~06:54): its decoders waited for
+free decoded slots in 39% of their samples and its consumers for full ones in 38%: five 24-KiB slots
 (two 96-row operands) hold 1.25 stages, all that fits beside the packed rings. 11 decoder warps
-(n_dwg=3) gave 113.7, two sub-tiles per hand-off 116.9. Kept as a candidate (tested, not chosen).
+(n_dwg=3, ~06:50) gave 113.7, two sub-tiles per hand-off (~06:52) 116.9. Kept as a candidate (tested, not chosen).
 """
 
 from __future__ import annotations

@@ -33,9 +33,9 @@ memory) for 128x4096x7168, 128 CTAs: correct, memcheck and racecheck clean, but 
 SM90_M64_WIDE_SPLIT2's 30.3 in the tune run and 45.0 against 28.2 in the evaluator (7 K tiles per
 CTA are too few to fill the pipeline, and the first CTA adds three sums alone). Unrolling the
 decoders by 4 instead of 2 was slower on every chosen config (~17:00 UTC).
-Decoders handing over 2 sub-tiles at a time instead of a whole stage (a_batch=2; 2026-11-23): ~07:33 UTC
+Decoders handing over 2 sub-tiles at a time instead of a whole stage (a_batch=2; 2026-11-23): ~06:56 UTC
 SM90_M128_WIDE_SPLIT2 93.0 39.1 19.3 -> 89.3 41.2 19.6, SM90_M64_WIDE 119.4 46.7 18.9 -> 133.1 51.2 19.9,
-SM90_M64_WIDE_SPLIT2 130.4 30.5 25.7 -> 129.1 32.0 26.7 (cuBLAS bf16 104.6 34.1 19.6); ~07:55 UTC
+SM90_M64_WIDE_SPLIT2 130.4 30.5 25.7 -> 129.1 32.0 26.7 (cuBLAS bf16 104.6 34.1 19.6); ~07:16 UTC
 SM90_M128_WIDE_SPLIT2 78.7 39.0 19.3 -> 83.5 41.0 19.6: no gain that holds, every gemm config keeps 4.
 """
 

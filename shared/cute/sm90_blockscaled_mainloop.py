@@ -200,7 +200,8 @@ class Sm90Config:
             raise ValueError(f"Sm90Config.n_dwg must be 1, 2 or 3, got {self.n_dwg}")
         if 128 * (self.n_dwg * self.producer_regs + self.n_cwg * self.consumer_regs) > self.threads * self.launch_regs:
             # setmaxnreg.inc waits until the registers it asks for are free: asking for more than the
-            # decreases hand back waits forever (n_dwg=3 at 32 + 200 hung the H100, 2026-11-22)
+            # decreases hand back waits forever. The likely cause of the n_dwg=3 hang of 2026-11-22
+            # (640 threads start with 96 registers, not 102); within this bound n_dwg=3 runs (H100)
             raise ValueError(f"Sm90Config {self}: setmaxnreg targets exceed the {self.threads * self.launch_regs} "
                              f"registers the CTA gets at launch ({self.launch_regs} per thread)")
         if self.wgmma_depth not in (0, 1):
@@ -628,7 +629,7 @@ class Sm90BlockScaledGemm:
                             row = v % rows_s
                             cl = v // rows_s
                             slot = (slot0 + cl // 2) % self.a_slots
-                            self._decode_a_unit(src_stage + op * s4_bytes, sf_stage + op * sfs_bytes,
+                            self._decode_unit_to_smem(src_stage + op * s4_bytes, sf_stage + op * sfs_bytes,
                                                 s16_base + (slot * ns + op) * s16_sub, row, 2 * nbat * h + cl, cl % 2)
                         # generic-proxy stores -> visible to the wgmma (async proxy) reads
                         cute.arch.fence_proxy("async.shared", space="cta")
@@ -795,8 +796,8 @@ class Sm90BlockScaledGemm:
                         accs[b][4 * v + j] = accs[b][4 * v + j] + x[j]
 
     @cute.jit
-    def _decode_a_unit(self, src_stage, sf_stage, dst_slot, row, ch, q):
-        """Row `row`, 32-K chunk `ch` of the packed A stage -> 32 fp16 in the sub-tile at dst_slot
+    def _decode_unit_to_smem(self, src_stage, sf_stage, dst_slot, row, ch, q):
+        """Row `row`, 32-K chunk `ch` of a packed S-side stage -> 32 fp16 in the sub-tile at dst_slot
         (chunk q of it): one 16-byte load, four 16-byte stores, 128B-swizzled both sides."""
         sw = row % 8
         w = lds_v4(src_stage + row * ROW_BYTES + ((ch ^ sw) * 16))
