@@ -231,7 +231,9 @@ def test_every_candidate_config_matches_reference(problem, config, generator):
     """The chooser picks one config per manifest shape; this runs every candidate, so that a config
     only the benchmarks reach is checked on more than one shape."""
     kmod, _, _, cls, _, _ = parts(problem)
-    for shape in [s for s in EVERY_CONFIG_SHAPES if cls.can_implement(*s, config)]:
+    shapes = [s for s in EVERY_CONFIG_SHAPES if cls.can_implement(*s, config)]
+    assert shapes, f"no test shape fits {config}"
+    for shape in shapes:
         C.run_and_check(problem, lambda data: kmod.run(data, config), shape, generator)
 
 

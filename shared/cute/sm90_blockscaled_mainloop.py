@@ -93,12 +93,8 @@ SF_ROW_BYTES = K_TILE // 16
 class Sm90Config:
     """Static tuning knobs of the Hopper kernels (one compiled kernel per distinct config).
 
-    Roles (module docstring): the S side is decoded by the decoder warps into shared memory (the
-    wgmma B operand), the R side by the consumers into registers (the wgmma A operand). By default
-    S = A and R = the B operand(s); swap_ab makes S = the B operand(s) and R = A, so that a dual
-    GEMM decodes A once per consumer warpgroup for both products and the tile along N is free
-    (smem_rows), not a multiple of 64.
-    In the a_* knobs and ring names below, "A" means the S side (problem A unless swap_ab).
+    swap_ab: the roles of the module docstring swapped (S = the B operand(s), R = A). In the a_*
+    knobs and ring names below, "A" means the S side (problem A unless swap_ab).
 
     smem_rows: rows of each S operand per CTA (= wgmma N; 32..256, a multiple of 8; at most 128
     for two accumulators). n_cwg: consumer warpgroups; each owns 64 R rows (reg_rows = 64 * n_cwg).
