@@ -98,6 +98,9 @@ def check_sass(cubin: Path, num_b: int) -> None:
     assert len(re.findall(r"\bHGMMA\.64x\d+x16\.F32\b", sass)) == 16 * num_b
     assert re.search(r"LOCAL:0\b", res), f"local memory (spills) in use: {res}"
     assert not accumulator_hazards(sass), accumulator_hazards(sass)[:5]
+    # one scale conversion serves two rows / groups: the decode multiplies pick their half of it
+    for half in ("H0_H0", "H1_H1"):
+        assert re.search(rf"HMUL2 R\d+, R\d+, R\d+(\.reuse)?\.{half}\b", sass), f"no HMUL2 reads a scale as .{half}"
 
 
 def run_and_check(problem: str, run, case, generator: str):

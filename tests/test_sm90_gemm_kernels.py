@@ -145,7 +145,7 @@ def test_swapped_roles_tile_n_by_the_shared_memory_rows():
     assert (SM90_WIDE_SWAP.tile_m, SM90_WIDE_SWAP.tile_n) == (128, 96)
     assert SM90_WIDE_SWAP.operands(2) == (2, 1)
     assert Sm90BlockScaledGemm.shape_error(512, 3072, 7168, 1, SM90_WIDE_SWAP) is None
-    assert "tile_n=96" in Sm90BlockScaledGemm.shape_error(512, 4096, 7168, 1, SM90_WIDE_SWAP)
+    assert Sm90BlockScaledGemm.shape_error(512, 4096, 7168, 1, SM90_WIDE_SWAP) is None  # last N tile partial
     assert "tile_m=128" in Sm90BlockScaledGemm.shape_error(192, 3072, 7168, 1, SM90_WIDE_SWAP)
     # two 96-row S operands per decoded slot: five slots is all that fits beside the packed rings
     assert SM90_WIDE_SWAP.smem_bytes(2) <= 227 * 1024 < replace(SM90_WIDE_SWAP, a_slots=6).smem_bytes(2)
@@ -160,9 +160,21 @@ def test_every_manifest_shape_is_taken_by_the_kernel(problem):
         assert cls.can_implement(m, n, k, l, cmod.choose_sm90(m, n, k)), (m, n, k, l)
 
 
+def test_only_the_r_side_needs_whole_tiles():
+    """The S side (M, or N with swap_ab) may end in a partial tile; the R side may not."""
+    from problems.dual_gemm.config import SM90_WIDE, SM90_WIDE_104, SM90_WIDE_SWAP
+    from shared.cute.sm90_blockscaled_mainloop import Sm90BlockScaledGemm
+
+    err = Sm90BlockScaledGemm.shape_error
+    assert err(512, 3072, 7168, 1, SM90_WIDE_104) is None  # five 104-row tiles, the last with 96
+    assert err(200, 256, 512, 1, SM90_WIDE) is None and err(40, 256, 512, 1, SM90_WIDE) is None
+    assert "tile_n=128" in err(256, 200, 512, 1, SM90_WIDE)
+    assert err(128, 200, 512, 1, SM90_WIDE_SWAP) is None
+    assert "tile_m=128" in err(200, 192, 512, 1, SM90_WIDE_SWAP)
+
+
 @pytest.mark.parametrize("problem", KERNELS)
 @pytest.mark.parametrize("shape,needle", [((256, 512, 320, 1), "multiple of 256"),
-                                          ((200, 512, 512, 1), "tile_m"),
                                           ((256, 100, 512, 1), "N must be"),
                                           ((256, 512, 512, 2), "L must be 1")])
 def test_unsupported_shapes_raise(problem, shape, needle):
@@ -235,6 +247,30 @@ def test_every_candidate_config_matches_reference(problem, config, generator):
     assert shapes, f"no test shape fits {config}"
     for shape in shapes:
         C.run_and_check(problem, lambda data: kmod.run(data, config), shape, generator)
+
+
+# (problem, config, shape): the S side ends in a partial tile (M by default, N with swap_ab), once
+# with an M that is not a multiple of 8 and once smaller than one tile
+PARTIAL_S_TILES = [("dual_gemm", "SM90_WIDE", (200, 256, 512, 1)),
+                   ("dual_gemm", "SM90_WIDE_104", (512, 256, 512, 1)),
+                   ("dual_gemm", "SM90_WIDE_SPLIT2", (200, 256, 1024, 1)),
+                   ("dual_gemm", "SM90_WIDE_SWAP", (128, 200, 512, 1)),
+                   ("gemm", "SM90_M64", (100, 128, 256, 1)),
+                   ("gemm", "SM90_M128", (40, 128, 512, 1))]
+
+
+@pytest.mark.sm90
+@pytest.mark.parametrize("generator", ["generate_input", "generate_stress_input"])
+@pytest.mark.parametrize("problem,name,shape", PARTIAL_S_TILES,
+                         ids=lambda x: x if isinstance(x, str) else "x".join(map(str, x)))
+def test_partial_s_tiles_match_reference(problem, name, shape, generator):
+    """TMA zero-fills the missing rows, the epilogue stores only the existing ones: the NaN poison
+    must be overwritten exactly on C (a store past the end would land in memory check_tensor does
+    not see, which compute-sanitizer's memcheck covers)."""
+    kmod, cmod, _, cls, _, _ = parts(problem)
+    config = getattr(cmod, name)
+    assert cls.can_implement(*shape, config) and shape[0 if not config.swap_ab else 1] % config.smem_rows
+    C.run_and_check(problem, lambda data: kmod.run(data, config), shape, generator)
 
 
 @pytest.mark.gpu

@@ -46,6 +46,17 @@ shapes only), ~06:47 UTC: SM90_WIDE 59.4 99.5 | SM90_WIDE_SWAP 68.4 114.1, witho
 free decoded slots in 39% of their samples and its consumers for full ones in 38%: five 24-KiB slots
 (two 96-row operands) hold 1.25 stages, all that fits beside the packed rings. 11 decoder warps
 (n_dwg=3, ~06:50) gave 113.7, two sub-tiles per hand-off (~06:52) 116.9. Kept as a candidate (tested, not chosen).
+104-row tiles of A (SM90_WIDE_104; the mainloop now takes a partial last S tile), 512x3072 in 120 CTAs
+instead of 96, ~08:24 UTC: SM90_WIDE 101.2 104.4 59.8 101.0 | 104 rows, 9 slots, 2 sub-tiles per hand-off
+93.9 178.2 56.3 94.6 (112 rows: 97.5 on 512x3072) | the same with whole-stage hand-offs (~08:26) 90.9 175.8
+53.7 90.9; on 512x3072 8 slots 90.8, 11 decoder warps 90.3, decoder loop not unrolled 96.9 or unrolled 4x
+93.7, 216 consumer registers 93.5. The 104-row CTA has 81% of the MMA
+work but takes ~90% of the time: its consumers decode the same 256 rows of B1/B2 per K as before. ncu
+(~08:26): 52% of the consumers' stall samples sit on decode instructions, 18% on HGMMA, 7% on barriers.
+Consumer scales by one 64-bit load per half stage and one conversion per two rows (~08:34; 10% fewer
+consumer instructions): SM90_WIDE 99.6, SM90_WIDE_104 88.8 on 512x3072. Building the fp16 bits of the
+codes with integer ops instead of the E4M3 conversion (no F2FP, the same instruction count) was within
+1% (~08:38) and is not used.
 """
 
 from __future__ import annotations
@@ -82,8 +93,12 @@ SM90_WIDE_SPLIT2 = replace(SM90_WIDE, splits=2)
 SM90_WIDE_SWAP = Sm90Config(smem_rows=96, n_cwg=2, n_dwg=2, stages=2, a_slots=5, consumer_regs=200,
                             producer_regs=56, a_batch=4, a_unroll=2, swap_ab=True)
 
+# SM90_WIDE with 104-row tiles of A (the last one partial): M = 512 in five tiles, so that N = 3072
+# gives 120 CTAs of 104 x 128 instead of 96 of 128 x 128; the smaller decoded slots leave room for 9.
+SM90_WIDE_104 = replace(SM90_WIDE, smem_rows=104, a_slots=9, a_batch=4)
+
 SM90_CANDIDATES = {"default": SM90_DEFAULT, "small_m": SM90_SMALL_M, "wide_n": SM90_WIDE_N, "wide": SM90_WIDE,
-                   "wide_split2": SM90_WIDE_SPLIT2, "wide_swap": SM90_WIDE_SWAP}
+                   "wide_split2": SM90_WIDE_SPLIT2, "wide_swap": SM90_WIDE_SWAP, "wide_104": SM90_WIDE_104}
 
 
 def choose_sm90(m: int, n: int, k: int) -> Sm90Config:
@@ -91,7 +106,8 @@ def choose_sm90(m: int, n: int, k: int) -> Sm90Config:
     if m % 128 == 0 and n % 128 == 0:
         tiles = (m // 128) * (n // 128)
         if tiles >= 0.7 * SMS:
-            return SM90_WIDE
+            # one wave either way: the 104-row tiles have less work per CTA
+            return SM90_WIDE_104 if -(-m // 104) * (n // 128) <= SMS else SM90_WIDE
         if 2 * tiles <= SMS and (k // K_TILE) % 2 == 0:
             return SM90_WIDE_SPLIT2
     if m % 64 == 0 and n % 128 == 0:

@@ -8,8 +8,9 @@ Mainloop (TMA producer warp, A-decoder warps, consumer warpgroups with B1/B2 dec
 wgmma register fragments, or with `swap_ab` the roles swapped; exact FP4 x E4M3 -> fp16, fp16 wgmma
 with fp32 accumulation) is shared with `gemm` and described in shared/cute/sm90_blockscaled_mainloop.py.
 
-Constraints (can_implement): L = 1, K % 256 == 0, M % tile_m == 0, N % tile_n == 0, the leaderboard
-layouts. Run and time: `python problems/dual_gemm/tune_sm90.py` on an H100 (prints a table).
+Constraints (can_implement): L = 1, K % 256 == 0, N % tile_n == 0 (M % tile_m == 0 with swap_ab; the
+other side may end in a partial tile), the leaderboard layouts. Run and time:
+`python problems/dual_gemm/tune_sm90.py` on an H100 (prints a table).
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ Dispatch by the device of `a`:
     sm_100 (B200)     -> problems/dual_gemm/kernel_sm100.py `run(data)`, imported only there.
     anything else     -> the portable path: exact decode (shared.nvfp4.dequantize), two fp32 matmuls
                          with TF32 off, silu * mul in fp32, one cast. Works on the CPU.
-A CUDA shape the kernel cannot tile (L != 1, K % 256, M % 64, N % 64) takes the portable path: it is
+A CUDA shape the kernel cannot tile (L != 1, K % 256, N % 64) takes the portable path: it is
 exact up to fp32 summation order, i.e. it meets the leaderboard tolerance like the reference does.
 Wrong dtypes or inconsistent shapes raise TypeError / ValueError naming the tensor.
 Kernels compile on first use per config and are cached for the life of the process.

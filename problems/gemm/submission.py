@@ -5,7 +5,7 @@ Dispatch by the device of `a`:
     sm_100 (B200)     -> problems/gemm/kernel_sm100.py `run(data)`, imported only there.
     anything else     -> the portable path: exact decode (shared.nvfp4.dequantize) and an fp32 matmul
                          with TF32 off. Works on the CPU.
-A CUDA shape the kernel cannot tile (L != 1, K % 256, M % 64, N % 64) takes the portable path, which
+A CUDA shape the kernel cannot tile (L != 1, K % 256, N % 64) takes the portable path, which
 is bit-exact for the leaderboard's data (every partial sum is a small multiple of 1/4, exact in fp32).
 Wrong dtypes or inconsistent shapes raise TypeError / ValueError naming the tensor.
 Kernels compile on first use per config and are cached for the life of the process.
