@@ -2,7 +2,8 @@
 
 Kernels are compiled once per static key against null pointers (the compile needs no GPU, so CI can
 compile for sm_90a and sm_100a), cached at module level, and called with the real tensors' data
-pointers wrapped as CuTe pointers. This keeps a call down to a few pointer wraps and one launch.
+pointers wrapped as CuTe pointers; a repeat call with the same pointers and sizes reuses the
+marshalled arguments (LaunchCache), so that it costs little more than the launch itself.
 """
 
 from __future__ import annotations
@@ -29,9 +30,22 @@ def require_cute() -> None:
         raise RuntimeError("nvidia-cutlass-dsl is not installed: pip install 'nvidia-cutlass-dsl'")
 
 
+_ARCH_OF_DEVICE: dict[torch.device, str] = {}
+
+
 def device_arch(device: torch.device | str | None = None) -> str:
     """The kernel family a device takes: 'sm90' (Hopper, 9.x), 'sm100' (Blackwell, 10.x), 'other' for
-    any other CUDA device, 'cpu' when there is none or the device is the CPU."""
+    any other CUDA device, 'cpu' when there is none or the device is the CPU. Remembered per indexed
+    torch.device (a tensor's device): asking the driver costs ~8 us per call."""
+    arch = _ARCH_OF_DEVICE.get(device) if isinstance(device, torch.device) else None
+    if arch is None:
+        arch = _device_arch(device)
+        if isinstance(device, torch.device) and (device.index is not None or device.type == "cpu"):
+            _ARCH_OF_DEVICE[device] = arch
+    return arch
+
+
+def _device_arch(device: torch.device | str | None) -> str:
     if device is not None and torch.device(device).type != "cuda":
         return "cpu"
     if not torch.cuda.is_available():
@@ -91,6 +105,39 @@ def settle_heap() -> None:
 
     gc.collect()
     gc.freeze()
+
+
+class LaunchCache:
+    """The marshalled arguments of compiled CuTe functions, per distinct argument values.
+
+    A plain call of a compiled function re-checks it against its compile-time signature and marshals
+    every argument: with the pointer wraps, about 60 us of host time per call on the lent H100's
+    host (2026-11-23), more than some of the kernels run, and the leaderboard's 50 back-to-back
+    calls per sample must stay inside the head start its L2 flush gives the host. It calls the
+    kernels on the same 50 inputs over and over, so the first call with new values goes through
+    the plain, checked call and keeps the marshalled form (with the argument objects its C pointers
+    point into); a repeat only launches (the DSL's run_compiled_program). Keys are the function and
+    every value that reaches it (pointer addresses and sizes), so a hit launches exactly what the
+    plain call would."""
+
+    def __init__(self, limit: int = 256) -> None:
+        self.limit = limit
+        self._entries: dict[Hashable, tuple] = {}
+
+    def launch(self, fn: Callable, values: tuple, make_args: Callable[[], list]) -> None:
+        hit = self._entries.get((fn, values))
+        if hit is not None:
+            fn.run_compiled_program(hit[0])
+            return
+        args = make_args()
+        fn(*args)
+        if len(self._entries) >= self.limit:
+            self._entries.clear()
+        exe_args, adapted = fn.generate_execution_args(*args)
+        self._entries[(fn, values)] = (exe_args, args, adapted)
+
+    def __len__(self) -> int:
+        return len(self._entries)
 
 
 class CompileCache:

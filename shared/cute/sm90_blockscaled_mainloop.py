@@ -89,7 +89,7 @@ from cutlass._mlir.dialects import llvm
 from cutlass.cute.nvgpu import cpasync, warpgroup
 from cutlass.cutlass_dsl import T, dsl_user_op
 
-from shared.cute.runtime import CompileCache
+from shared.cute.runtime import CompileCache, LaunchCache
 
 K_TILE = 256  # K per pipeline stage: 128 bytes of packed FP4 per row, 16 scale bytes per row
 K_SUB = 64  # K per decoded fp16 sub-tile of A: one 128-byte swizzle atom row
@@ -841,6 +841,7 @@ class Sm90BlockScaledGemm:
 # --------------------------------------------------------------------------------------------
 
 _COMPILED = CompileCache()
+_LAUNCHES = LaunchCache()
 
 
 def compile_sm90(kernel_cls, config: Sm90Config, options: str = ""):
@@ -894,8 +895,11 @@ def launch_sm90(kernel_cls, config: Sm90Config, a, bs, sfa, sfbs, c):
     if c.dtype != torch.float16 or tuple(c.shape) != (m, n, 1) or c.stride(1) != 1 or c.stride(0) != n:
         raise ValueError(f"c: expected fp16 [{m}, {n}, 1] row-major, got {c.dtype} {tuple(c.shape)} {c.stride()}")
     fn = compile_sm90(kernel_cls, config)
-    u8 = lambda t: gmem_ptr(t, Uint8, 16)  # noqa: E731
-    b1, b2 = bs[0], bs[-1]
-    s1, s2 = sfbs[0], sfbs[-1]
-    fn(u8(a), u8(b1), u8(b2), u8(sfa), u8(s1), u8(s2), gmem_ptr(c, Float16, 16), Int32(m), Int32(n), Int32(k // K_TILE))
+    tensors = (a, bs[0], bs[-1], sfa, sfbs[0], sfbs[-1], c)
+
+    def make_args():
+        return [gmem_ptr(t, Uint8, 16) for t in tensors[:-1]] + [gmem_ptr(c, Float16, 16), Int32(m), Int32(n),
+                                                                  Int32(k // K_TILE)]
+
+    _LAUNCHES.launch(fn, tuple(t.data_ptr() for t in tensors) + (m, n, k), make_args)
     return c
