@@ -37,6 +37,10 @@ Decoders handing over 2 sub-tiles at a time instead of a whole stage (a_batch=2;
 SM90_M128_WIDE_SPLIT2 93.0 39.1 19.3 -> 89.3 41.2 19.6, SM90_M64_WIDE 119.4 46.7 18.9 -> 133.1 51.2 19.9,
 SM90_M64_WIDE_SPLIT2 130.4 30.5 25.7 -> 129.1 32.0 26.7 (cuBLAS bf16 104.6 34.1 19.6); ~07:16 UTC
 SM90_M128_WIDE_SPLIT2 78.7 39.0 19.3 -> 83.5 41.0 19.6: no gain that holds, every gemm config keeps 4.
+With the consumers' scales loaded per half stage (~08:34 UTC): m128 121.9 53.7 21.1, m64 168.9 40.6 27.3,
+m64_wide 101.4 45.3 18.8, m64_wide_split2 109.4 29.6 25.2, m128_wide_split2 80.3 38.4 20.1 (cuBLAS bf16
+104.3 34.3 19.5): the same choices. In the evaluator (results/2026-11-23-h100-gemm-7e22916.json, host time
+per call cut by LaunchCache) the chosen configs give 71.9 / 26.4 / 16.4 us against 100.7 / 29.9 / 18.9.
 """
 
 from __future__ import annotations
