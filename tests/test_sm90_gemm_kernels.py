@@ -3,11 +3,13 @@ sm90_blockscaled_mainloop.py): compiled and inspected on the CPU, run on an sm_9
 
 CPU tier: every candidate config (split-K and swapped roles included) compiles for sm_90a; PTX has
 16 fp16 wgmma per stage and B operand, one TMA load per operand and scale tensor, the exact
-E4M3 -> f16 conversion; SASS has the HGMMAs, no local memory and no accumulator read while a
-wgmma group is in flight; every manifest shape is accepted; bad shapes raise ValueError; the
-E4M3-route decode is exact (a Python model of its bit operations); the portable path matches the
-reference on the CPU.
-GPU tier (sm90): every manifest case, leaderboard and stress data, output NaN-poisoned first.
+E4M3 -> f16 conversion; SASS has the HGMMAs, no local memory, no accumulator read while a
+wgmma group is in flight, and decode multiplies that read their scale as a half (.H0_H0 / .H1_H1);
+every manifest shape is accepted; only the R side needs whole tiles; bad shapes raise ValueError;
+the E4M3-route decode is exact (a Python model of its bit operations); the portable path matches
+the reference on the CPU.
+GPU tier (sm90): every manifest case and every candidate config, leaderboard and stress data,
+output NaN-poisoned first; partial last S tiles; repeat launches from the kept arguments.
 """
 
 from __future__ import annotations

@@ -111,8 +111,9 @@ class LaunchCache:
     """The marshalled arguments of compiled CuTe functions, per distinct argument values.
 
     A plain call of a compiled function re-checks it against its compile-time signature and marshals
-    every argument: with the pointer wraps, about 60 us of host time per call on the lent H100's
-    host (2026-11-23), more than some of the kernels run, and the leaderboard's 50 back-to-back
+    every argument: with the pointer wraps about 65 us of host time per call on the lent H100's
+    host (2026-11-23; 48 us the call, 14 the seven wraps), more than some of the kernels run, and
+    the leaderboard's 50 back-to-back
     calls per sample must stay inside the head start its L2 flush gives the host. It calls the
     kernels on the same 50 inputs over and over, so the first call with new values goes through
     the plain, checked call and keeps the marshalled form (with the argument objects its C pointers
