@@ -57,8 +57,9 @@ Consumer scales by one 64-bit load per half stage and one conversion per two row
 consumer instructions): SM90_WIDE 99.6, SM90_WIDE_104 88.8 on 512x3072. Building the fp16 bits of the
 codes with integer ops instead of the E4M3 conversion (no F2FP, the same instruction count) was within
 1% (~08:38) and is not used. SM90_WIDE_104 variants on 512x3072 (~09:06; 88.8 itself): 3 decoder warps
-99.6, no wgmma left in flight during the decode 92.6, 8 slots 88.0. In the evaluator (results/2026-11-23-h100-dual_gemm-7e22916.json) the chosen
-configs give 57.0 / 94.2 / 37.9 / 83.8 us against bf16-predecoded 69.9 / 102.6 / 41.4 / 79.8.
+99.6, no wgmma left in flight during the decode 92.6, 8 slots 88.0.
+In the evaluator (results/2026-11-23-h100-dual_gemm-7e22916.json) the chosen configs give
+57.0 / 94.2 / 37.9 / 83.8 us against bf16-predecoded 69.9 / 102.6 / 41.4 / 79.8.
 """
 
 from __future__ import annotations
