@@ -402,6 +402,7 @@ class Sm90BlockScaledGemm:
         self.stages = config.stages
         self.a_slots = config.a_slots
         self.ns, self.nr = config.operands(self.num_b)
+        self.unit_cols = 2 * config.a_batch  # decoder units per row, S operand and batch (a power of two)
 
     @staticmethod
     def can_implement(m: int, n: int, k: int, l: int, config: Sm90Config) -> bool:
@@ -606,6 +607,15 @@ class Sm90BlockScaledGemm:
                 # ---------------- S-side decoders (warps 1 .. 4*n_dwg-1): 256-K stage -> four 64-K
                 # fp16 sub-tiles of every S operand
                 dt = tidx - 32
+                # unit u = col * rows_s + row: 32-K chunk `col` (S operand, then chunk of the batch) of
+                # row `row`; thread dt takes units dt, dt + n_dec, ...; consecutive threads take
+                # consecutive rows (conflict-free 16-byte accesses). (row, col) advance by adds, not by
+                # a division per unit (which cost ~40% of a unit's instructions).
+                row_first, col_first = dt % rows_s, dt // rows_s
+                # n_dec and rows_s are multiples of 8, so every unit of a thread has the same row % 8
+                sw = dt & 7
+                sts_off = [(p ^ (sw & 3)) * 16 for p in range(4)]
+                cols, cols_log2 = self.unit_cols, self.unit_cols.bit_length() - 1
                 ld_state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, self.cfg.a_ring)
                 a_state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, self.a_slots)
                 a_com = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, self.a_slots)
@@ -623,16 +633,21 @@ class Sm90BlockScaledGemm:
                         for _sub in cutlass.range_constexpr(nbat - 1):
                             a16_pipe.producer_acquire(a_state)
                             a_state.advance()
-                        # unit u: S operand, then row, then 32-K chunk of the batch; consecutive
-                        # threads take consecutive rows (conflict-free 16-byte accesses)
-                        for u in cutlass.range(dt, 0 if skip & 1 else 2 * nbat * rows_s * ns, n_dec,
-                                               unroll=self.cfg.a_unroll):
-                            op, v = self._operand_of_unit(u, 2 * nbat * rows_s)
-                            row = v % rows_s
-                            cl = v // rows_s
-                            slot = (slot0 + cl // 2) % self.a_slots
+                        row, col = row_first, col_first
+                        for _u in cutlass.range(dt, 0 if skip & 1 else cols * rows_s * ns, n_dec,
+                                                unroll=self.cfg.a_unroll):
+                            op, cl = (col >> cols_log2, col & (cols - 1)) if ns > 1 else (0, col)
+                            slot = slot0 + (cl >> 1)  # (slot0 + cl // 2) mod a_slots, slot0 < a_slots
+                            if slot >= self.a_slots:
+                                slot = slot - self.a_slots
                             self._decode_unit_to_smem(src_stage + op * s4_bytes, sf_stage + op * sfs_bytes,
-                                                s16_base + (slot * ns + op) * s16_sub, row, 2 * nbat * h + cl, cl % 2)
+                                                      s16_base + (slot * ns + op) * s16_sub, row, cols * h + cl, cl & 1,
+                                                      sw, sts_off)
+                            row = row + n_dec % rows_s
+                            col = col + n_dec // rows_s
+                            if row >= rows_s:
+                                row = row - rows_s
+                                col = col + 1
                         # generic-proxy stores -> visible to the wgmma (async proxy) reads
                         cute.arch.fence_proxy("async.shared", space="cta")
                         for _sub in cutlass.range_constexpr(nbat):
@@ -765,13 +780,6 @@ class Sm90BlockScaledGemm:
         cute.copy(tma, t_g[(None, kt)], t_s[(None, stage)], tma_bar_ptr=bar)
         cute.copy(tma_sf, t_gsf[(None, kt)], t_ssf[(None, stage)], tma_bar_ptr=bar)
 
-    def _operand_of_unit(self, u, units_per_operand):
-        """(S operand, unit within it) of decoder unit u (no arithmetic with one S operand)."""
-        if self.ns == 1:
-            return 0, u
-        op = u // units_per_operand
-        return op, u - op * units_per_operand
-
     @cute.jit
     def _epilogue(self, accs, mD, thr_mma, acc_shape, bid_s, bid_r, cw):
         """Registers -> C (through the D[r, s] view), fp16; in a partial last S tile only the
@@ -816,10 +824,11 @@ class Sm90BlockScaledGemm:
                         accs[b][4 * v + j] = accs[b][4 * v + j] + x[j]
 
     @cute.jit
-    def _decode_unit_to_smem(self, src_stage, sf_stage, dst_slot, row, ch, q):
+    def _decode_unit_to_smem(self, src_stage, sf_stage, dst_slot, row, ch, q, sw, sts_off):
         """Row `row`, 32-K chunk `ch` of a packed S-side stage -> 32 fp16 in the sub-tile at dst_slot
-        (chunk q of it): one 16-byte load, four 16-byte stores, 128B-swizzled both sides."""
-        sw = row % 8
+        (chunk q of it): one 16-byte load, four 16-byte stores, 128B-swizzled both sides. sw = row % 8
+        and sts_off[p] = 16 * (p ^ (sw % 4)) are the thread's constants: store p goes to 16-byte chunk
+        (4q + p) ^ sw = 4 * (q ^ (sw // 4)) + (p ^ (sw % 4)) of the row."""
         w = lds_v4(src_stage + row * ROW_BYTES + ((ch ^ sw) * 16))
         s01 = lds_u16(sf_stage + row * SF_ROW_BYTES + 2 * ch)
         s0, s1 = e4m3x2_to_f16x2_pair(s01)
@@ -827,9 +836,9 @@ class Sm90BlockScaledGemm:
         d1 = decode_e2m1x8_f16(w[1], s0)
         d2 = decode_e2m1x8_f16(w[2], s1)
         d3 = decode_e2m1x8_f16(w[3], s1)
-        row_addr = dst_slot + row * (K_SUB * 2)
+        half = dst_slot + row * (K_SUB * 2) + ((q * 64) ^ (sw & 4) * 16)
         for p in cutlass.range_constexpr(4):
-            sts_v4(row_addr + (((4 * q + p) ^ sw) * 16), d0[p], d1[p], d2[p], d3[p])
+            sts_v4(half + sts_off[p], d0[p], d1[p], d2[p], d3[p])
 
     @cute.jit
     def epilogue_value(self, accs, i):
