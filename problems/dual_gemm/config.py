@@ -60,6 +60,13 @@ codes with integer ops instead of the E4M3 conversion (no F2FP, the same instruc
 99.6, no wgmma left in flight during the decode 92.6, 8 slots 88.0.
 In the evaluator (results/2026-11-23-h100-dual_gemm-7e22916.json) the chosen configs give
 57.0 / 94.2 / 37.9 / 83.8 us against bf16-predecoded 69.9 / 102.6 / 41.4 / 79.8.
+Decoder units indexed by adds instead of a division per unit (110 -> 97 instructions per unit, then 92
+with the thread-constant swizzle offsets); the previous commit and this one run alternately in one
+session: ~09:10 UTC (97 per unit) SM90_WIDE_104 90.2, 89.3 -> 83.7, 83.5 on 512x3072, SM90_WIDE 99.7,
+100.4 -> 93.2, 95.0; ~09:15 UTC (92 per unit) SM90_WIDE_104 90.2, 89.0 -> 86.0, 84.9. The decoders'
+instructions take issue slots from the consumers on the same schedulers. In the evaluator
+(results/2026-11-23-h100-dual_gemm-b11a093.json): 53.4 / 89.8 / 35.8 / 79.6 us against
+bf16-predecoded 70.3 / 102.4 / 41.7 / 80.2.
 """
 
 from __future__ import annotations

@@ -41,6 +41,10 @@ With the consumers' scales loaded per half stage (~08:34 UTC): m128 121.9 53.7 2
 m64_wide 101.4 45.3 18.8, m64_wide_split2 109.4 29.6 25.2, m128_wide_split2 80.3 38.4 20.1 (cuBLAS bf16
 104.3 34.3 19.5): the same choices. In the evaluator (results/2026-11-23-h100-gemm-7e22916.json, host time
 per call cut by LaunchCache) the chosen configs give 71.9 / 26.4 / 16.4 us against 100.7 / 29.9 / 18.9.
+Decoder units indexed by adds (~09:16 UTC, the previous commit -> this one, same session): m128 114.4 53.3
+20.9 -> 99.5 46.3 19.2, m64_wide 95.7 44.8 19.0 -> 93.6 43.7 18.8, m64_wide_split2 103.6 29.5 25.2 -> 101.8
+29.1 25.0, m128_wide_split2 75.2 37.9 19.8 -> 71.8 36.2 19.5. In the evaluator
+(results/2026-11-23-h100-gemm-b11a093.json): 67.9 / 26.3 / 16.3 us against 100.9 / 30.0 / 19.2.
 """
 
 from __future__ import annotations

@@ -22,7 +22,10 @@ the default roles. CTA = n_dwg + n_cwg warpgroups:
                         one K tile ahead of B.
   the other 4*n_dwg-1 warps of the first n_dwg warpgroups: A decoders, each 256-K stage -> four
                         64-K fp16 sub-tiles of A in the `a16` ring, `a_batch` sub-tiles per proxy
-                        fence and barrier hand-off (one per sub-tile was 7-15% slower overall).
+                        fence and barrier hand-off (one per sub-tile was 7-15% slower overall). A
+                        unit (one row, 32 K) is ~92 instructions, 60 of them the decode; its indices
+                        advance by adds (a division per unit made it 110 and the dual GEMM ~7%
+                        slower: the decoders share the schedulers with the consumers).
   the last n_cwg warpgroups: consumers, 64 rows of each B per warpgroup; per 32-K chunk decode the
                         warpgroup's B fragments into registers (2 register sets, so the decode of
                         chunk j+1 overlaps the wgmma of chunk j), wgmma m64 x smem_rows x k16, then
