@@ -64,7 +64,9 @@ Decoder units indexed by adds instead of a division per unit (110 -> 97 instruct
 with the thread-constant swizzle offsets); the previous commit and this one run alternately in one
 session: ~09:10 UTC (97 per unit) SM90_WIDE_104 90.2, 89.3 -> 83.7, 83.5 on 512x3072, SM90_WIDE 99.7,
 100.4 -> 93.2, 95.0; ~09:15 UTC (92 per unit) SM90_WIDE_104 90.2, 89.0 -> 86.0, 84.9. The decoders'
-instructions take issue slots from the consumers on the same schedulers. In the evaluator
+instructions take issue slots from the consumers on the same schedulers. A unit of a whole 64-K row
+(one scale load and one index update per 64 K; ~09:29, against the 32-K unit alternately) was not faster:
+SM90_WIDE_104 84.4, 83.6 against 82.8, 84.4, SM90_WIDE 99.7, 100.8 against 91.6, 95.0; not kept. In the evaluator
 (results/2026-11-23-h100-dual_gemm-b11a093.json): 53.4 / 89.8 / 35.8 / 79.6 us against
 bf16-predecoded 70.3 / 102.4 / 41.7 / 80.2.
 """
