@@ -48,5 +48,16 @@ def test_the_cache_is_bounded_and_keyed_by_function():
     assert g.log == [("call", (2,))]  # same values, other function: a miss
 
 
+def test_a_function_without_the_split_entry_points_is_called_plainly():
+    cache, calls = LaunchCache(), []
+
+    def plain(*args):
+        calls.append(args)
+
+    for _ in range(2):
+        cache.launch(plain, (1,), lambda: [1])
+    assert calls == [(1,), (1,)] and len(cache) == 0
+
+
 def test_device_arch_of_the_cpu():
     assert device_arch(torch.device("cpu")) == "cpu" and device_arch("cpu") == "cpu"
