@@ -226,7 +226,7 @@ def test_sm90_kernel_matches_reference(problem, case, generator):
 
 
 # Shapes small enough to run fast that every candidate config takes (K / 256 even for the splits;
-# N = 384 for the 96-row N tiles of the swapped roles).
+# N = 384: whole 96-row N tiles for the swapped roles, whose other shapes end in a partial tile).
 EVERY_CONFIG_SHAPES = [(256, 512, 1024, 1), (128, 1024, 2048, 1), (256, 384, 1024, 1)]
 
 

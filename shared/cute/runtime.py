@@ -113,15 +113,14 @@ class LaunchCache:
     A plain call of a compiled function re-checks it against its compile-time signature and marshals
     every argument: with the pointer wraps about 65 us of host time per call on the lent H100's
     host (2026-11-23; 48 us the call, 14 the seven wraps), more than some of the kernels run, and
-    the leaderboard's 50 back-to-back
-    calls per sample must stay inside the head start its L2 flush gives the host. It calls the
-    kernels on the same 50 inputs over and over, so the first call with new values goes through
-    the plain, checked call and keeps the marshalled form (with the argument objects its C pointers
-    point into); a repeat only launches (the DSL's run_compiled_program). Keys are the function and
-    every value that reaches it (pointer addresses and sizes), so a hit launches exactly what the
-    plain call would. generate_execution_args and run_compiled_program are the two halves of the
-    DSL's own __call__ in 4.8.1 and in 4.3.5 (the leaderboard runner's version); a function without
-    them is always called plainly."""
+    the leaderboard's 50 back-to-back calls per sample must stay inside the head start its L2
+    flush gives the host. It calls the kernels on the same 50 inputs over and over, so the first
+    call with new values goes through the plain, checked call and keeps the marshalled form (with
+    the argument objects its C pointers point into); a repeat only launches (the DSL's
+    run_compiled_program). Keys are the function and every value that reaches it (pointer addresses
+    and sizes), so a hit launches exactly what the plain call would. generate_execution_args and
+    run_compiled_program are the two halves of the DSL's own __call__ in 4.8.1 and in 4.3.5 (the
+    leaderboard runner's version); a function without them is always called plainly."""
 
     def __init__(self, limit: int = 256) -> None:
         self.limit = limit
