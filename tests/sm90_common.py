@@ -93,11 +93,19 @@ def accumulator_hazards(sass: str) -> list[str]:
     return bad
 
 
+def wgmma_serialized(sass: str) -> bool:
+    """True when no wait leaves a wgmma group in flight: ptxas drains after every group (it does so,
+    with only an advisory message, when the consumers' registers run short), so the decode of the
+    next chunk no longer overlaps the tensor cores."""
+    return not re.search(r"WARPGROUP\.DEPBAR\.LE gsb0, 0x[1-9]", sass)
+
+
 def check_sass(cubin: Path, num_b: int) -> None:
     sass, res = sass_of(cubin)
     assert len(re.findall(r"\bHGMMA\.64x\d+x16\.F32\b", sass)) == 16 * num_b
     assert re.search(r"LOCAL:0\b", res), f"local memory (spills) in use: {res}"
     assert not accumulator_hazards(sass), accumulator_hazards(sass)[:5]
+    assert not wgmma_serialized(sass), "ptxas serialized the wgmma pipeline (too few consumer registers?)"
     # one scale conversion serves two rows / groups: the decode multiplies pick their half of it
     for half in ("H0_H0", "H1_H1"):
         assert re.search(rf"HMUL2 R\d+, R\d+, R\d+(\.reuse)?\.{half}\b", sass), f"no HMUL2 reads a scale as .{half}"

@@ -4,7 +4,8 @@ sm90_blockscaled_mainloop.py): compiled and inspected on the CPU, run on an sm_9
 CPU tier: every candidate config (split-K and swapped roles included) compiles for sm_90a; PTX has
 16 fp16 wgmma per stage and B operand, one TMA load per operand and scale tensor, the exact
 E4M3 -> f16 conversion; SASS has the HGMMAs, no local memory, no accumulator read while a
-wgmma group is in flight, and decode multiplies that read their scale as a half (.H0_H0 / .H1_H1);
+wgmma group is in flight, a wgmma group left in flight (not serialized), and decode multiplies
+that read their scale as a half (.H0_H0 / .H1_H1);
 every manifest shape is accepted; only the R side needs whole tiles; bad shapes raise ValueError;
 the E4M3-route decode is exact (a Python model of its bit operations); the portable path matches
 the reference on the CPU.
@@ -71,6 +72,15 @@ def test_compiles_for_sm90a(problem, config, dump_root):
     ptx, cubin = C.artifacts(cls, config, dump_root)
     C.check_ptx(ptx, num_b=num_b)
     C.check_sass(cubin, num_b=num_b)
+
+
+def test_sass_check_catches_a_serialized_wgmma_pipeline(dump_root):
+    # SM90_WIDE's two accumulators take 128 of the consumers' registers; with 168 in all ptxas drains
+    # every wgmma group at once (seen with a third fragment set at 200, 2026-11-23)
+    _, cmod, _, cls, _, _ = parts("dual_gemm")
+    _, cubin = C.artifacts(cls, replace(cmod.SM90_WIDE, consumer_regs=168, producer_regs=88), dump_root)
+    assert C.wgmma_serialized(C.sass_of(cubin)[0])
+    assert not C.wgmma_serialized(C.sass_of(C.artifacts(cls, cmod.SM90_WIDE, dump_root)[1])[0])
 
 
 def test_e4m3_route_decode_is_exact_for_every_code_and_scale():

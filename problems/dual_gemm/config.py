@@ -69,6 +69,20 @@ instructions take issue slots from the consumers on the same schedulers. A unit 
 SM90_WIDE_104 84.4, 83.6 against 82.8, 84.4, SM90_WIDE 99.7, 100.8 against 91.6, 95.0; not kept. In the evaluator
 (results/2026-11-23-h100-dual_gemm-b11a093.json): 53.4 / 89.8 / 35.8 / 79.6 us against
 bf16-predecoded 70.3 / 102.4 / 41.7 / 80.2.
+A third register set of B fragments, so that two wgmma groups stay in flight while the next chunk
+decodes (~10:16 UTC, tune --quick against the two-set code in one run): SM90_WIDE_104 84.7 -> 84.6 on
+512x3072; SM90_WIDE 97.0 -> 98.9 on 512x4096 (it needs 208 consumer registers: at 200 ptxas drained
+every wgmma group at once, which tests/sm90_common.py now rejects; two sets with the same 208 gave 98.2).
+The consumers are not waiting on the wgmma latency; not kept. Of their ~770 instructions per K tile
+(SM90_WIDE_104 SASS), ~545 are the decode and ~90 uniform, 64 of these the per-HGMMA descriptors,
+which constant ring slots would not remove.
+The consumers' next packed words loaded before the current chunk's wgmma (~10:26 UTC, new / old / new /
+old in one session): SM90_WIDE_104 81.5 84.5 83.6 84.5 on 512x3072, SM90_WIDE_SPLIT2 37.8 38.9 38.8 39.1
+on 256x3072 and 60.5 56.9 56.7 56.8 on 256x4096, SM90_WIDE 97.3 97.0 98.3 97.2 on 512x4096: kept.
+ncu on SM90_WIDE_104, 512x3072 (~10:29, at ncu's locked 1.42 GHz): issue slots 43% busy, 7.9 cycles per
+issued instruction. The consumers' loop stall samples: dispatch 29%, selected 19%, not selected 17%,
+wait 15%, math pipe throttle 14% (mostly on LOP3), barriers 1.4%. The decoders' loop: 27% waiting
+on their barriers (try-wait loop): the decoders have slack, the consumers' decode is the critical path.
 """
 
 from __future__ import annotations

@@ -45,6 +45,12 @@ Decoder units indexed by adds (~09:16 UTC, the previous commit -> this one, same
 20.9 -> 99.5 46.3 19.2, m64_wide 95.7 44.8 19.0 -> 93.6 43.7 18.8, m64_wide_split2 103.6 29.5 25.2 -> 101.8
 29.1 25.0, m128_wide_split2 75.2 37.9 19.8 -> 71.8 36.2 19.5. In the evaluator
 (results/2026-11-23-h100-gemm-b11a093.json): 67.9 / 26.3 / 16.3 us against 100.9 / 30.0 / 19.2.
+A third register set of B fragments (two wgmma groups in flight; ~10:16 UTC, against the two-set code):
+m64_wide 100.9 44.3 18.7 -> 101.1 44.2 18.4; not kept (see problems/dual_gemm/config.py; that run's split
+configs had a bug of the experiment, their figures are not used). The consumers' next packed words
+loaded before the current chunk's wgmma (~10:26 UTC, new / old / new / old): m64_wide 18.8 19.2 18.8 19.2
+on 128x7168x2048, m64_wide_split2 28.1 28.2 28.2 28.9 on 128x4096x7168, m128_wide_split2 78.2 76.6 (87.8,
+a slow stretch for every config) 77.3 on 128x7168x16384: kept.
 """
 
 from __future__ import annotations

@@ -28,7 +28,8 @@ the default roles. CTA = n_dwg + n_cwg warpgroups:
                         slower: the decoders share the schedulers with the consumers).
   the last n_cwg warpgroups: consumers, 64 rows of each B per warpgroup; per 32-K chunk decode the
                         warpgroup's B fragments into registers (2 register sets, so the decode of
-                        chunk j+1 overlaps the wgmma of chunk j), wgmma m64 x smem_rows x k16, then
+                        chunk j+1 overlaps the wgmma of chunk j; the packed words of chunk j+1 are
+                        loaded before the wgmma of j), wgmma m64 x smem_rows x k16, then
                         the epilogue straight from registers (C is written through a transposed view).
                         A thread's scales come in one 64-bit load per row, operand and half stage,
                         and one conversion serves its two rows (per-chunk byte loads and one
@@ -700,6 +701,14 @@ class Sm90BlockScaledGemm:
                 ldb_pipe.consumer_wait(ld_state)
                 r_stage = r4_base + ld_state.index * r4_stage
                 sf_stage = sfr_base + ld_state.index * sfr_stage
+
+                def load_words(r_stage, ch):
+                    # the thread's word c of chunk ch in its two rows, for every R operand
+                    return [(lds_u32(r_stage + r * r4_bytes + row0 * ROW_BYTES + ((ch ^ sw) * 16) + 4 * c),
+                             lds_u32(r_stage + r * r4_bytes + (row0 + 8) * ROW_BYTES + ((ch ^ sw) * 16) + 4 * c))
+                            for r in range(0 if skip & 2 else nr)]
+
+                words = load_words(r_stage, 0)
                 for sub in cutlass.range_constexpr(4):
                     a16_pipe.consumer_wait(a_state)
                     if cutlass.const_expr(sub % 2 == 0):
@@ -710,10 +719,13 @@ class Sm90BlockScaledGemm:
                                              lds_v2(sfr + (row0 + 8) * SF_ROW_BYTES)))
                     for q in cutlass.range_constexpr(2):
                         ch = sub * 2 + q
+                        # load the next chunk's words now: they are issued ahead of this chunk's
+                        # wgmma and its wait, which hide their latency (dual_gemm config.py: 1-3% on two shapes)
+                        cur = words
+                        if cutlass.const_expr(ch + 1 < K_TILE // 32):
+                            words = load_words(r_stage, ch + 1)
                         for r in cutlass.range_constexpr(0 if skip & 2 else nr):
-                            base = r_stage + r * r4_bytes
-                            w_lo = lds_u32(base + row0 * ROW_BYTES + ((ch ^ sw) * 16) + 4 * c)
-                            w_hi = lds_u32(base + (row0 + 8) * ROW_BYTES + ((ch ^ sw) * 16) + 4 * c)
+                            w_lo, w_hi = cur[r]
                             sf_lo, sf_hi = sf_words[r]
                             s_lo, s_hi = e4m3x2_to_f16x2_pair(
                                 byte_pair(sf_lo[(ch % 4) // 2], sf_hi[(ch % 4) // 2], sf_sel[ch % 2]))
