@@ -63,9 +63,10 @@ accumulator access while an HGMMA group may be pending.
 
 Split-K (`splits=2`, for grids that would leave half the SMs idle): a cluster of 2 CTAs along grid
 z shares one output tile, each taking half of the K tiles. After the mainloop every thread of both
-CTAs meets at a cluster barrier; CTA 1's consumers then store their fp32 sums into CTA 0's operand
-buffers through distributed shared memory (mapa + st.shared::cluster), a second cluster barrier
-publishes them, and CTA 0 adds and runs the epilogue. The sum of two fp32 partials is not
+CTAs meets at a cluster barrier; each CTA then finishes half of the tile's columns: its consumers
+store the fp32 sums of the other half into the other CTA's operand buffers through distributed
+shared memory (mapa + st.shared::cluster), a second cluster barrier publishes them, and each CTA
+adds what it received and runs the epilogue on its half. The sum of two fp32 partials is not
 bitwise the one-CTA sum, but both are fp32 sums of exact products (checked against the reference
 with both generators on the H100); for the dual GEMM the nonlinear epilogue sees the full sums.
 
@@ -660,8 +661,8 @@ class Sm90BlockScaledGemm:
                     lda_pipe.consumer_release(ld_state)
                     ld_state.advance()
             if cutlass.const_expr(self.cfg.splits > 1):
-                # the split's two cluster barriers (_add_split_sums): CTA 0's operand buffers are
-                # handed over only once every warp of both CTAs is done with them
+                # the split's two cluster barriers (_add_split_sums): the operand buffers receive the
+                # other CTA's sums only once every warp of both CTAs is done with them
                 for _ in cutlass.range_constexpr(2):
                     cute.arch.cluster_arrive()
                     cute.arch.cluster_wait()
@@ -770,9 +771,14 @@ class Sm90BlockScaledGemm:
             a16_pipe.consumer_release(a_rel)
 
             if cutlass.const_expr(self.cfg.splits > 1):
-                self._add_split_sums(accs, split, s4_base, cw * 128 + t)
+                # each CTA of the split finishes half of the tile: accumulator vectors (4 values, one
+                # 8-column block) below `half` in CTA 0, the rest in CTA 1
+                half = cute.size(accs[0]) // 8
+                self._add_split_sums(accs, split, s4_base, cw * 128 + t, half)
                 if split == 0:
-                    self._epilogue(accs, mD, thr_mma, acc_shape, bid_s, bid_r, cw)
+                    self._epilogue(accs, mD, thr_mma, acc_shape, bid_s, bid_r, cw, (0, 4 * half))
+                else:
+                    self._epilogue(accs, mD, thr_mma, acc_shape, bid_s, bid_r, cw, (4 * half, cute.size(accs[0])))
             else:
                 self._epilogue(accs, mD, thr_mma, acc_shape, bid_s, bid_r, cw)
 
@@ -796,47 +802,55 @@ class Sm90BlockScaledGemm:
         cute.copy(tma_sf, t_gsf[(None, kt)], t_ssf[(None, stage)], tma_bar_ptr=bar)
 
     @cute.jit
-    def _epilogue(self, accs, mD, thr_mma, acc_shape, bid_s, bid_r, cw):
-        """Registers -> C (through the D[r, s] view), fp16; in a partial last S tile only the
-        columns s < S extent are stored."""
+    def _epilogue(self, accs, mD, thr_mma, acc_shape, bid_s, bid_r, cw, elems=None):
+        """Registers -> C (through the D[r, s] view), fp16: every fragment element, or those in the
+        static range `elems` (a split CTA's half); in a partial last S tile only the columns
+        s < S extent are stored."""
         tile, at = (64, self.rows_s), (bid_r * self.n_cwg + cw, bid_s)
         tCgD = thr_mma.partition_C(cute.local_tile(mD, tile, at))
         out = cute.make_rmem_tensor(acc_shape, Float16)
-        for i in cutlass.range_constexpr(cute.size(out)):
+        first, last = (0, cute.size(out)) if elems is None else elems
+        for i in cutlass.range_constexpr(first, last):
             out[i] = self.epilogue_value(accs, i).to(Float16)
         s_total = mD.shape[1]
-        if (bid_s + 1) * self.rows_s <= s_total:
+        if cutlass.const_expr(elems is None) and (bid_s + 1) * self.rows_s <= s_total:
             cute.autovec_copy(out, tCgD)
         else:
             tCcD = thr_mma.partition_C(cute.local_tile(cute.make_identity_tensor(mD.shape), tile, at))
-            for i in cutlass.range_constexpr(cute.size(out)):
+            for i in cutlass.range_constexpr(first, last):
                 if tCcD[i][1] < s_total:
                     tCgD[i] = out[i]
 
     @cute.jit
-    def _add_split_sums(self, accs, split, buf, ct):
-        """Split-K over a cluster of 2: CTA 1's consumer thread ct stores its fp32 sums into CTA 0's
-        operand buffers at `buf` (16-byte vectors, thread-minor: conflict-free), CTA 0's thread ct
-        adds them. Every thread of both CTAs takes part in the two cluster barriers (the other
-        warps at the end of their roles): after the first, no warp of CTA 0 touches its operand
-        buffers any more; after the second, the sums have landed (release / acquire)."""
+    def _add_split_sums(self, accs, split, buf, ct, half):
+        """Split-K over a cluster of 2, each CTA finishing half of the tile: consumer thread ct hands
+        the fp32 sums of the other CTA's half (accumulator vectors v >= half from CTA 0, v < half
+        from CTA 1) to the same thread of the other CTA, into its operand buffers at `buf`
+        (distributed shared memory; 16-byte vectors, thread-minor: conflict-free), then adds the
+        half it received. Halving the hand-over and the epilogue per CTA (rather than CTA 1 handing
+        everything to CTA 0) shortens the split's tail. Every thread of both CTAs takes part in the
+        two cluster barriers (the other warps at the end of their roles): after the first, no warp
+        touches its operand buffers any more; after the second, the sums have landed (release /
+        acquire)."""
         n_ct = 128 * self.n_cwg
         nv = cute.size(accs[0]) // 4
         cute.arch.cluster_arrive()
         cute.arch.cluster_wait()
-        if split == 1:
-            for b in cutlass.range_constexpr(self.num_b):
-                for v in cutlass.range_constexpr(nv):
-                    st_cluster_v4_f32(buf + ((b * nv + v) * n_ct + ct) * 16, Int32(0), accs[b][4 * v],
-                                      accs[b][4 * v + 1], accs[b][4 * v + 2], accs[b][4 * v + 3])
+        for mine in cutlass.range_constexpr(2):
+            if split == mine:
+                for b in cutlass.range_constexpr(self.num_b):
+                    for v in cutlass.range_constexpr(*((half, nv) if mine == 0 else (0, half))):
+                        st_cluster_v4_f32(buf + ((b * nv + v) * n_ct + ct) * 16, Int32(1 - mine), accs[b][4 * v],
+                                          accs[b][4 * v + 1], accs[b][4 * v + 2], accs[b][4 * v + 3])
         cute.arch.cluster_arrive()
         cute.arch.cluster_wait()
-        if split == 0:
-            for b in cutlass.range_constexpr(self.num_b):
-                for v in cutlass.range_constexpr(nv):
-                    x = lds_v4_f32(buf + ((b * nv + v) * n_ct + ct) * 16)
-                    for j in cutlass.range_constexpr(4):
-                        accs[b][4 * v + j] = accs[b][4 * v + j] + x[j]
+        for mine in cutlass.range_constexpr(2):
+            if split == mine:
+                for b in cutlass.range_constexpr(self.num_b):
+                    for v in cutlass.range_constexpr(*((0, half) if mine == 0 else (half, nv))):
+                        x = lds_v4_f32(buf + ((b * nv + v) * n_ct + ct) * 16)
+                        for j in cutlass.range_constexpr(4):
+                            accs[b][4 * v + j] = accs[b][4 * v + j] + x[j]
 
     @cute.jit
     def _decode_unit_to_smem(self, src_stage, sf_stage, dst_slot, row, ch, q, sw, sts_off):
