@@ -83,6 +83,12 @@ ncu on SM90_WIDE_104, 512x3072 (~10:29, at ncu's locked 1.42 GHz): issue slots 4
 issued instruction. The consumers' loop stall samples: dispatch 29%, selected 19%, not selected 17%,
 wait 15%, math pipe throttle 14% (mostly on LOP3), barriers 1.4%. The decoders' loop: 27% waiting
 on their barriers (try-wait loop): the decoders have slack, the consumers' decode is the critical path.
+In the evaluator (results/2026-11-23-h100-dual_gemm-cbcdc34.json): 54.2 / 90.8 / 35.5 / 77.6 us.
+Split-K with each CTA of the pair finishing half of the tile (half the hand-over of fp32 sums through
+distributed shared memory and half the SiLU epilogue per CTA, instead of CTA 0 doing all of it; ~10:46
+UTC, new / old / new / old): SM90_WIDE_SPLIT2 53.1 56.6 53.6 56.4 on 256x4096 and 35.1 38.4 34.9 38.2 on
+256x3072. In the evaluator (results/2026-11-23-h100-dual_gemm-092fec1-run1.json, -run2) 50.2 / 90.4 /
+32.6 (run 2) / 77.8 us against bf16-predecoded 69.9 / 103.0 / 42.0 / 80.2.
 """
 
 from __future__ import annotations

@@ -50,7 +50,12 @@ m64_wide 100.9 44.3 18.7 -> 101.1 44.2 18.4; not kept (see problems/dual_gemm/co
 configs had a bug of the experiment, their figures are not used). The consumers' next packed words
 loaded before the current chunk's wgmma (~10:26 UTC, new / old / new / old): m64_wide 18.8 19.2 18.8 19.2
 on 128x7168x2048, m64_wide_split2 28.1 28.2 28.2 28.9 on 128x4096x7168, m128_wide_split2 78.2 76.6 (87.8,
-a slow stretch for every config) 77.3 on 128x7168x16384: kept.
+a slow stretch for every config) 77.3 on 128x7168x16384: kept. In the evaluator
+(results/2026-11-23-h100-gemm-cbcdc34.json): 68.4 / 25.2 / 15.5 us.
+Split-K with each CTA of the pair finishing half of the tile (~10:46 UTC, new / old / new / old):
+m64_wide_split2 26.9 27.8 27.6 28.3 on 128x4096x7168; m128_wide_split2 86.5 80.9 92.6 94.8 on
+128x7168x16384 (noisy). In the evaluator (results/2026-11-23-h100-gemm-092fec1.json): 66.9 / 24.3 /
+15.5 us against bf16-predecoded 100.8 / 29.8 / 18.8.
 """
 
 from __future__ import annotations
