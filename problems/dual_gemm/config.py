@@ -89,6 +89,13 @@ distributed shared memory and half the SiLU epilogue per CTA, instead of CTA 0 d
 UTC, new / old / new / old): SM90_WIDE_SPLIT2 53.1 56.6 53.6 56.4 on 256x4096 and 35.1 38.4 34.9 38.2 on
 256x3072. In the evaluator (results/2026-11-23-h100-dual_gemm-092fec1-run1.json, -run2) 50.2 / 90.4 /
 32.6 (run 2) / 77.8 us against bf16-predecoded 69.9 / 103.0 / 42.0 / 80.2.
+Tried and not kept (~11:08 UTC, the code of 092fec1 alternately): decoder threads that keep one chunk
+column each and take rows 28 apart, so that a unit's addresses are per-batch registers plus compile-time
+offsets (~74 instructions per unit instead of ~92): SM90_WIDE_104 81.6 / 81.2 against 80.9 / 80.8,
+SM90_WIDE 93.2 / 92.9 against 94.0 / 93.7, SM90_WIDE_SPLIT2 54.2 / 53.9 against 53.7 / 53.8; the gemm's
+m64 configs 4-6% slower. With consecutive threads on consecutive columns of one row instead (4-way
+conflicting stores) SM90_WIDE_104 was 12% slower. Fewer decoder instructions no longer buy time now
+that the decoders wait on their barriers (ncu above).
 """
 
 from __future__ import annotations

@@ -56,6 +56,9 @@ Split-K with each CTA of the pair finishing half of the tile (~10:46 UTC, new / 
 m64_wide_split2 26.9 27.8 27.6 28.3 on 128x4096x7168; m128_wide_split2 86.5 80.9 92.6 94.8 on
 128x7168x16384 (noisy). In the evaluator (results/2026-11-23-h100-gemm-092fec1.json): 66.9 / 24.3 /
 15.5 us against bf16-predecoded 100.8 / 29.8 / 18.8.
+Decoder threads keeping one chunk column each (~11:08, not kept; problems/dual_gemm/config.py):
+m64_wide 19.6 / 19.7 against 18.8 / 18.9 on 128x7168x2048, m64_wide_split2 29.2 / 29.2 against 27.4 / 27.8
+on 128x4096x7168, m128_wide_split2 78.2 / 81.0 against 78.6 / 85.3 (noisy).
 """
 
 from __future__ import annotations
