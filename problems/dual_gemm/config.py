@@ -96,6 +96,9 @@ SM90_WIDE 93.2 / 92.9 against 94.0 / 93.7, SM90_WIDE_SPLIT2 54.2 / 53.9 against 
 m64 configs 4-6% slower. With consecutive threads on consecutive columns of one row instead (4-way
 conflicting stores) SM90_WIDE_104 was 12% slower. Fewer decoder instructions no longer buy time now
 that the decoders wait on their barriers (ncu above).
+The decode's right shift as a multiply-high (IMAD.HI on the FMA pipe instead of SHF on the ALU pipe,
+where the consumers' math-throttle stalls are; ~11:22 UTC, new / old / new / old): SM90_WIDE_104 94.9
+83.5 94.8 83.4, SM90_WIDE 108.4 95.6 108.5 95.6 on 512x3072, the gemm configs 5-16% slower: not kept.
 """
 
 from __future__ import annotations
