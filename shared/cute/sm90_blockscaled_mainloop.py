@@ -771,14 +771,16 @@ class Sm90BlockScaledGemm:
             a16_pipe.consumer_release(a_rel)
 
             if cutlass.const_expr(self.cfg.splits > 1):
-                # each CTA of the split finishes half of the tile: accumulator vectors (4 values, one
-                # 8-column block) below `half` in CTA 0, the rest in CTA 1
-                half = cute.size(accs[0]) // 8
-                self._add_split_sums(accs, split, s4_base, cw * 128 + t, half)
+                # each CTA of the split finishes half of the tile: the accumulator vectors (4 values,
+                # one 8-column block) in halves[split]
+                nv = cute.size(accs[0]) // 4
+                halves = ((0, nv // 2), (nv // 2, nv))
+                self._add_split_sums(accs, split, s4_base, cw * 128 + t, halves)
+                own = [(4 * first, 4 * last) for first, last in halves]  # as fragment elements
                 if split == 0:
-                    self._epilogue(accs, mD, thr_mma, acc_shape, bid_s, bid_r, cw, (0, 4 * half))
+                    self._epilogue(accs, mD, thr_mma, acc_shape, bid_s, bid_r, cw, own[0])
                 else:
-                    self._epilogue(accs, mD, thr_mma, acc_shape, bid_s, bid_r, cw, (4 * half, cute.size(accs[0])))
+                    self._epilogue(accs, mD, thr_mma, acc_shape, bid_s, bid_r, cw, own[1])
             else:
                 self._epilogue(accs, mD, thr_mma, acc_shape, bid_s, bid_r, cw)
 
@@ -822,10 +824,10 @@ class Sm90BlockScaledGemm:
                     tCgD[i] = out[i]
 
     @cute.jit
-    def _add_split_sums(self, accs, split, buf, ct, half):
-        """Split-K over a cluster of 2, each CTA finishing half of the tile: consumer thread ct hands
-        the fp32 sums of the other CTA's half (accumulator vectors v >= half from CTA 0, v < half
-        from CTA 1) to the same thread of the other CTA, into its operand buffers at `buf`
+    def _add_split_sums(self, accs, split, buf, ct, halves):
+        """Split-K over a cluster of 2, CTA i finishing the accumulator vectors in halves[i]:
+        consumer thread ct hands the fp32 sums of the other CTA's half to the same thread of the
+        other CTA, into its operand buffers at `buf`
         (distributed shared memory; 16-byte vectors, thread-minor: conflict-free), then adds the
         half it received. Halving the hand-over and the epilogue per CTA (rather than CTA 1 handing
         everything to CTA 0) shortens the split's tail. Every thread of both CTAs takes part in the
@@ -839,7 +841,7 @@ class Sm90BlockScaledGemm:
         for mine in cutlass.range_constexpr(2):
             if split == mine:
                 for b in cutlass.range_constexpr(self.num_b):
-                    for v in cutlass.range_constexpr(*((half, nv) if mine == 0 else (0, half))):
+                    for v in cutlass.range_constexpr(*halves[1 - mine]):
                         st_cluster_v4_f32(buf + ((b * nv + v) * n_ct + ct) * 16, Int32(1 - mine), accs[b][4 * v],
                                           accs[b][4 * v + 1], accs[b][4 * v + 2], accs[b][4 * v + 3])
         cute.arch.cluster_arrive()
@@ -847,7 +849,7 @@ class Sm90BlockScaledGemm:
         for mine in cutlass.range_constexpr(2):
             if split == mine:
                 for b in cutlass.range_constexpr(self.num_b):
-                    for v in cutlass.range_constexpr(*((0, half) if mine == 0 else (half, nv))):
+                    for v in cutlass.range_constexpr(*halves[mine]):
                         x = lds_v4_f32(buf + ((b * nv + v) * n_ct + ct) * 16)
                         for j in cutlass.range_constexpr(4):
                             accs[b][4 * v + j] = accs[b][4 * v + j] + x[j]
