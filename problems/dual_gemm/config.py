@@ -137,7 +137,8 @@ SM90_WIDE_SWAP = Sm90Config(smem_rows=96, n_cwg=2, n_dwg=2, stages=2, a_slots=5,
 
 # SM90_WIDE with 104-row tiles of A (the last one partial): M = 512 in five tiles, so that N = 3072
 # gives 120 CTAs of 104 x 128 instead of 96 of 128 x 128; the smaller decoded slots leave room for 9.
-SM90_WIDE_104 = replace(SM90_WIDE, smem_rows=104, a_slots=9, a_batch=4)
+# Its smaller accumulators leave the registers for 64-K consumer rounds (SM90_WIDE would serialize).
+SM90_WIDE_104 = replace(SM90_WIDE, smem_rows=104, a_slots=9, a_batch=4, chunk_k=64)
 
 SM90_CANDIDATES = {"default": SM90_DEFAULT, "small_m": SM90_SMALL_M, "wide_n": SM90_WIDE_N, "wide": SM90_WIDE,
                    "wide_split2": SM90_WIDE_SPLIT2, "wide_swap": SM90_WIDE_SWAP, "wide_104": SM90_WIDE_104}

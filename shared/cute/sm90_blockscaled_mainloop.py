@@ -26,10 +26,11 @@ the default roles. CTA = n_dwg + n_cwg warpgroups:
                         unit (one row, 32 K) is ~92 instructions, 60 of them the decode; its indices
                         advance by adds (a division per unit made it 110 and the dual GEMM ~7%
                         slower: the decoders share the schedulers with the consumers).
-  the last n_cwg warpgroups: consumers, 64 rows of each B per warpgroup; per 32-K chunk decode the
-                        warpgroup's B fragments into registers (2 register sets, so the decode of
-                        chunk j+1 overlaps the wgmma of chunk j; the packed words of chunk j+1 are
-                        loaded before the wgmma of j), wgmma m64 x smem_rows x k16, then
+  the last n_cwg warpgroups: consumers, 64 rows of each B per warpgroup; per round (chunk_k = 32
+                        or 64 K) decode the warpgroup's B fragments into registers (2 register
+                        sets, so the decode of round j+1 overlaps the wgmma of round j; the packed
+                        words of round j+1 are loaded before the wgmma of j), wgmma m64 x smem_rows
+                        x k16, then
                         the epilogue straight from registers (C is written through a transposed view).
                         A thread's scales come in one 64-bit load per row, operand and half stage,
                         and one conversion serves its two rows (per-chunk byte loads and one
@@ -118,7 +119,8 @@ class Sm90Config:
     while the consumers still hold the B stages (with one ring, the decoders waited for TMA data).
     consumer_regs / producer_regs: setmaxnreg targets of consumer / decoder warpgroups (the sum
     over warpgroups must fit the 64K-register file).
-    wgmma_depth: wgmma groups left in flight while the next 32-K chunk of B decodes (0 or 1).
+    wgmma_depth: wgmma groups left in flight while the next chunk of B decodes (0 or 1).
+    chunk_k: K per consumer round (decode one register set, issue its wgmmas): 32 or 64.
     a_batch: sub-tiles the decoders publish at a time (1, 2 or 4 = a whole stage; needs
     a_slots > a_batch). a_unroll: unroll factor of the decoders' loop. debug_skip: timing experiments.
     splits: CTAs that share one output tile, each taking an equal share of the K tiles (1 or 2):
@@ -136,6 +138,7 @@ class Sm90Config:
     consumer_regs: int = 232
     producer_regs: int = 40
     wgmma_depth: int = 1
+    chunk_k: int = 32
     a_unroll: int = 1
     a_batch: int = 1
     debug_skip: int = 0  # wrong results, timing only: bit 0 = skip the A decode, bit 1 = the B decode
@@ -215,6 +218,8 @@ class Sm90Config:
                              f"registers the CTA gets at launch ({self.launch_regs} per thread)")
         if self.wgmma_depth not in (0, 1):
             raise ValueError(f"Sm90Config.wgmma_depth must be 0 or 1, got {self.wgmma_depth}")
+        if self.chunk_k not in (32, 64):
+            raise ValueError(f"Sm90Config.chunk_k must be 32 or 64, got {self.chunk_k}")
         if self.a_batch not in (1, 2, 4):
             raise ValueError(f"Sm90Config.a_batch must be 1, 2 or 4, got {self.a_batch}")
         if self.a_slots <= self.a_batch:
@@ -690,7 +695,9 @@ class Sm90BlockScaledGemm:
             accs = [cute.make_rmem_tensor(acc_shape, Float32) for _ in range(ns * nr)]
             for i in cutlass.range_constexpr(ns * nr):
                 accs[i].fill(0.0)
-            frags = [[thr_mma.make_fragment_A(thr_mma.partition_shape_A((64, 32))) for _ in range(2)]
+            cw32 = self.cfg.chunk_k // 32  # 32-K words per round and row
+            rounds = K_SUB // self.cfg.chunk_k  # rounds per 64-K sub-tile
+            frags = [[thr_mma.make_fragment_A(thr_mma.partition_shape_A((64, self.cfg.chunk_k))) for _ in range(2)]
                      for _ in range(nr)]
             frag_i32 = [[cute.recast_tensor(frags[r][s], Int32) for s in range(2)] for r in range(nr)]
 
@@ -703,11 +710,13 @@ class Sm90BlockScaledGemm:
                 r_stage = r4_base + ld_state.index * r4_stage
                 sf_stage = sfr_base + ld_state.index * sfr_stage
 
-                def load_words(r_stage, ch):
-                    # the thread's word c of chunk ch in its two rows, for every R operand
-                    return [(lds_u32(r_stage + r * r4_bytes + row0 * ROW_BYTES + ((ch ^ sw) * 16) + 4 * c),
-                             lds_u32(r_stage + r * r4_bytes + (row0 + 8) * ROW_BYTES + ((ch ^ sw) * 16) + 4 * c))
-                            for r in range(0 if skip & 2 else nr)]
+                def load_words(r_stage, rnd):
+                    # the thread's word c of each 32-K chunk ch of round rnd in its two rows, for
+                    # every R operand: [h][r] = (row0's word, row0 + 8's word), ch = cw32 * rnd + h
+                    return [[(lds_u32(r_stage + r * r4_bytes + row0 * ROW_BYTES + ((ch ^ sw) * 16) + 4 * c),
+                              lds_u32(r_stage + r * r4_bytes + (row0 + 8) * ROW_BYTES + ((ch ^ sw) * 16) + 4 * c))
+                             for r in range(0 if skip & 2 else nr)]
+                            for ch in range(cw32 * rnd, cw32 * rnd + cw32)]
 
                 words = load_words(r_stage, 0)
                 for sub in cutlass.range_constexpr(4):
@@ -718,36 +727,39 @@ class Sm90BlockScaledGemm:
                             sfr = sf_stage + r * sfr_bytes + 4 * sub
                             sf_words.append((lds_v2(sfr + row0 * SF_ROW_BYTES),
                                              lds_v2(sfr + (row0 + 8) * SF_ROW_BYTES)))
-                    for q in cutlass.range_constexpr(2):
-                        ch = sub * 2 + q
-                        # load the next chunk's words now: they are issued ahead of this chunk's
+                    for q in cutlass.range_constexpr(rounds):
+                        rnd = sub * rounds + q
+                        rs = rnd % 2  # register set (rounds per K tile are even)
+                        # load the next round's words now: they are issued ahead of this round's
                         # wgmma and its wait, which hide their latency (dual_gemm config.py: 1-3% on two shapes)
                         cur = words
-                        if cutlass.const_expr(ch + 1 < K_TILE // 32):
-                            words = load_words(r_stage, ch + 1)
-                        for r in cutlass.range_constexpr(0 if skip & 2 else nr):
-                            w_lo, w_hi = cur[r]
-                            sf_lo, sf_hi = sf_words[r]
-                            s_lo, s_hi = e4m3x2_to_f16x2_pair(
-                                byte_pair(sf_lo[(ch % 4) // 2], sf_hi[(ch % 4) // 2], sf_sel[ch % 2]))
-                            d_lo = decode_e2m1x8_f16(w_lo, s_lo)
-                            d_hi = decode_e2m1x8_f16(w_hi, s_hi)
-                            f = frag_i32[r][q]
-                            # pair j -> k16 block j // 2, fragment columns +8 when j is odd
-                            for j in cutlass.range_constexpr(4):
-                                f[(0, 0, j % 2), 0, j // 2] = d_lo[j]
-                                f[(0, 1, j % 2), 0, j // 2] = d_hi[j]
+                        if cutlass.const_expr(rnd + 1 < 4 * rounds):
+                            words = load_words(r_stage, rnd + 1)
+                        for h in cutlass.range_constexpr(cw32):
+                            ch = cw32 * rnd + h
+                            for r in cutlass.range_constexpr(0 if skip & 2 else nr):
+                                w_lo, w_hi = cur[h][r]
+                                sf_lo, sf_hi = sf_words[r]
+                                s_lo, s_hi = e4m3x2_to_f16x2_pair(
+                                    byte_pair(sf_lo[(ch % 4) // 2], sf_hi[(ch % 4) // 2], sf_sel[ch % 2]))
+                                d_lo = decode_e2m1x8_f16(w_lo, s_lo)
+                                d_hi = decode_e2m1x8_f16(w_hi, s_hi)
+                                f = frag_i32[r][rs]
+                                # pair j -> k16 block 2h + j // 2 of the round, fragment columns +8 when j is odd
+                                for j in cutlass.range_constexpr(4):
+                                    f[(0, 0, j % 2), 0, 2 * h + j // 2] = d_lo[j]
+                                    f[(0, 1, j % 2), 0, 2 * h + j // 2] = d_hi[j]
                         warpgroup.fence()
                         for r in cutlass.range_constexpr(nr):
                             for s in cutlass.range_constexpr(ns):
-                                for kb in cutlass.range_constexpr(2):
-                                    cute.gemm(tiled_mma, accs[r * ns + s], frags[r][q][(None, None, kb)],
-                                              tCrS[(None, None, 2 * q + kb, a_state.index * ns + s)],
+                                for kb in cutlass.range_constexpr(2 * cw32):
+                                    cute.gemm(tiled_mma, accs[r * ns + s], frags[r][rs][(None, None, kb)],
+                                              tCrS[(None, None, 2 * cw32 * q + kb, a_state.index * ns + s)],
                                               accs[r * ns + s])
                         warpgroup.commit_group()
-                        # at most one chunk in flight: the other fragment slot and every earlier
+                        # at most one round in flight: the other fragment slot and every earlier
                         # sub-tile are free again
-                        if sub == 3 and q == 1:
+                        if sub == 3 and q == rounds - 1:
                             # drain in the last k tile: the epilogue must read finished accumulators
                             # (ptxas was seen hoisting them above a wait placed after the loop)
                             if kt == kt_own - 1:
