@@ -59,6 +59,14 @@ m64_wide_split2 26.9 27.8 27.6 28.3 on 128x4096x7168; m128_wide_split2 86.5 80.9
 Decoder threads keeping one chunk column each (~11:08, not kept; problems/dual_gemm/config.py):
 m64_wide 19.6 / 19.7 against 18.8 / 18.9 on 128x7168x2048, m64_wide_split2 29.2 / 29.2 against 27.4 / 27.8
 on 128x4096x7168, m128_wide_split2 78.2 / 81.0 against 78.6 / 85.3 (noisy).
+The roles swapped with B tiles of 112 rows (SM90_M128_SWAP_SPLIT2: 128 CTAs on 128x7168x16384 where
+SM90_M128_WIDE_SPLIT2 has 112), three tune runs of ~11:50-12:02 UTC: 75.7 / 70.5 / 68.5 against 78.1 /
+73.7 / 70.8 on 128x7168x16384 (its 64-K rounds or 3 stages: level); chosen for long K. On the two
+shorter shapes it is no faster than the chosen configs (35.9 against 27.2 for m64_wide_split2 on
+128x4096x7168; swapped tiles of 56 rows, 128 CTAs on 128x7168x2048: 19.9 against 17.9 for m64_wide).
+64-K consumer rounds (chunk_k=64, ~11:57): m64_wide 102.6 43.0 17.9 -> 102.6 42.9 17.7,
+m64_wide_split2 108.8 27.2 23.1 -> 106.9 26.8 22.9, m128_wide_split2 79.6 35.0 17.3 -> 79.1 35.1 17.4:
+level, not used.
 """
 
 from __future__ import annotations
@@ -81,8 +89,14 @@ SM90_M64_WIDE_SPLIT2 = replace(SM90_M64_WIDE, splits=2)
 # Two consumer warpgroups (128 rows of B) x 128 rows of A, K split over a cluster of 2 CTAs.
 SM90_M128_WIDE_SPLIT2 = replace(SM90_M128, n_cwg=2, consumer_regs=200, splits=2, a_unroll=2)
 
+# The roles swapped (A's 128 rows decoded into registers by the two consumer warpgroups, 112 rows of
+# B into shared memory), K split over a cluster of 2 CTAs: N = 7168 in 64 tiles, 128 CTAs where
+# SM90_M128_WIDE_SPLIT2 has 112 (the last B tile may be partial).
+SM90_M128_SWAP_SPLIT2 = replace(SM90_M128_WIDE_SPLIT2, swap_ab=True, smem_rows=112)
+
 SM90_CANDIDATES = {"m128": SM90_M128, "m64": SM90_M64, "m64_wide": SM90_M64_WIDE,
-                   "m64_wide_split2": SM90_M64_WIDE_SPLIT2, "m128_wide_split2": SM90_M128_WIDE_SPLIT2}
+                   "m64_wide_split2": SM90_M64_WIDE_SPLIT2, "m128_wide_split2": SM90_M128_WIDE_SPLIT2,
+                   "m128_swap_split2": SM90_M128_SWAP_SPLIT2}
 
 SMS = 132  # H100 SXM
 
@@ -90,8 +104,12 @@ SMS = 132  # H100 SXM
 def choose_sm90(m: int, n: int, k: int) -> Sm90Config:
     """Prefer the config that still fills the GPU with the most MMA work per decoded A tile."""
     even_k = (k // K_TILE) % 2 == 0
-    if m % 128 == 0 and n % 128 == 0 and k >= 8192 and even_k:
-        if 0.75 * SMS <= 2 * (m // 128) * (n // 128) <= SMS:
+    if m % 128 == 0 and k >= 8192 and even_k:
+        swap = 2 * (m // 128) * -(-n // SM90_M128_SWAP_SPLIT2.smem_rows)  # CTAs of each config
+        wide = 2 * (m // 128) * (n // 128) if n % 128 == 0 else 0
+        if wide < swap and 0.75 * SMS <= swap <= SMS:
+            return SM90_M128_SWAP_SPLIT2
+        if 0.75 * SMS <= wide <= SMS:
             return SM90_M128_WIDE_SPLIT2
     if m % 64 == 0 and n % 128 == 0:
         tiles = (m // 64) * (n // 128)
