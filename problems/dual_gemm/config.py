@@ -99,6 +99,16 @@ that the decoders wait on their barriers (ncu above).
 The decode's right shift as a multiply-high (IMAD.HI on the FMA pipe instead of SHF on the ALU pipe,
 where the consumers' math-throttle stalls are; ~11:22 UTC, new / old / new / old): SM90_WIDE_104 94.9
 83.5 94.8 83.4, SM90_WIDE 108.4 95.6 108.5 95.6 on 512x3072, the gemm configs 5-16% slower: not kept.
+64-K consumer rounds (chunk_k=64: decode 8 words per thread, then 8 wgmmas per group; two tune runs
+~11:57 UTC against 32-K rounds): SM90_WIDE_104 93.3 166.0 50.0 82.8 -> 92.3 164.0 49.5 81.9 and
+79.5 155.4 48.3 80.7 -> 78.6 154.1 47.9 79.8 on the four shapes: ~1%, every shape, both runs; kept
+for SM90_WIDE_104. SM90_WIDE cannot take them (at 200 registers ptxas serializes its wgmma groups).
+Twice the independent decode per round buys only 1%, which points at issue and ALU-pipe slots
+rather than latency (the ncu profile above). In the evaluator (results/2026-11-23-h100-dual_gemm-a4268b1.json):
+50.6 / 91.0 / 32.6 / 76.5 us against bf16-predecoded 75.1 (best 69.5) / 101.8 / 41.2 / 80.1.
+The roles swapped with a K split (SM90_WIDE_SWAP, splits=2: 128 CTAs of 128 x 96 on 256x3072 where
+SM90_WIDE_SPLIT2 has 96), ~11:50 UTC: 37.8 against 35.5 us; B1/B2 tiles of 48 rows unsplit (128 CTAs):
+40.6. Not kept: the swapped decoders (two S operands) cost more than the grid gains.
 """
 
 from __future__ import annotations
