@@ -139,6 +139,8 @@ def test_ring_checks_reject_configs_that_would_deadlock_or_overflow_shared_memor
     replace(SM90_WIDE, a_batch=2, a_slots=3).check(2)
     with pytest.raises(ValueError, match="a_batch must be 1, 2 or 4"):
         replace(SM90_WIDE, a_batch=3).check(2)
+    with pytest.raises(ValueError, match="chunk_k must be 32 or 64"):
+        replace(SM90_WIDE, chunk_k=128).check(2)
     # the packed A ring is sized on its own: one more A stage no longer fits beside 7 decoded slots
     assert SM90_WIDE.smem_bytes(2) <= 227 * 1024
     with pytest.raises(ValueError, match="shared memory"):

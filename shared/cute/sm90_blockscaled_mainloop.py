@@ -30,8 +30,8 @@ the default roles. CTA = n_dwg + n_cwg warpgroups:
                         or 64 K) decode the warpgroup's B fragments into registers (2 register
                         sets, so the decode of round j+1 overlaps the wgmma of round j; the packed
                         words of round j+1 are loaded before the wgmma of j), wgmma m64 x smem_rows
-                        x k16, then
-                        the epilogue straight from registers (C is written through a transposed view).
+                        x k16, then the epilogue straight from registers (C is written through a
+                        transposed view).
                         A thread's scales come in one 64-bit load per row, operand and half stage,
                         and one conversion serves its two rows (per-chunk byte loads and one
                         conversion per row were ~10% more consumer instructions, ~2% slower).
@@ -119,7 +119,7 @@ class Sm90Config:
     while the consumers still hold the B stages (with one ring, the decoders waited for TMA data).
     consumer_regs / producer_regs: setmaxnreg targets of consumer / decoder warpgroups (the sum
     over warpgroups must fit the 64K-register file).
-    wgmma_depth: wgmma groups left in flight while the next chunk of B decodes (0 or 1).
+    wgmma_depth: wgmma groups left in flight while the next round of B decodes (0 or 1).
     chunk_k: K per consumer round (decode one register set, issue its wgmmas): 32 or 64.
     a_batch: sub-tiles the decoders publish at a time (1, 2 or 4 = a whole stage; needs
     a_slots > a_batch). a_unroll: unroll factor of the decoders' loop. debug_skip: timing experiments.
