@@ -712,7 +712,9 @@ class Sm90BlockScaledGemm:
 
                 def load_words(r_stage, rnd):
                     # the thread's word c of each 32-K chunk ch of round rnd in its two rows, for
-                    # every R operand: [h][r] = (row0's word, row0 + 8's word), ch = cw32 * rnd + h
+                    # every R operand: [h][r] = (row0's word, row0 + 8's word), ch = cw32 * rnd + h.
+                    # Defined inside the K loop: the DSL rejects a function from outside a staged
+                    # loop that captures values (here c, row0, sw)
                     return [[(lds_u32(r_stage + r * r4_bytes + row0 * ROW_BYTES + ((ch ^ sw) * 16) + 4 * c),
                               lds_u32(r_stage + r * r4_bytes + (row0 + 8) * ROW_BYTES + ((ch ^ sw) * 16) + 4 * c))
                              for r in range(0 if skip & 2 else nr)]
@@ -839,13 +841,12 @@ class Sm90BlockScaledGemm:
     def _add_split_sums(self, accs, split, buf, ct, halves):
         """Split-K over a cluster of 2, CTA i finishing the accumulator vectors in halves[i]:
         consumer thread ct hands the fp32 sums of the other CTA's half to the same thread of the
-        other CTA, into its operand buffers at `buf`
-        (distributed shared memory; 16-byte vectors, thread-minor: conflict-free), then adds the
-        half it received. Halving the hand-over and the epilogue per CTA (rather than CTA 1 handing
-        everything to CTA 0) shortens the split's tail. Every thread of both CTAs takes part in the
-        two cluster barriers (the other warps at the end of their roles): after the first, no warp
-        touches its operand buffers any more; after the second, the sums have landed (release /
-        acquire)."""
+        other CTA, into its operand buffers at `buf` (distributed shared memory; 16-byte vectors,
+        thread-minor: conflict-free), then adds the half it received. Halving the hand-over and the
+        epilogue per CTA (rather than CTA 1 handing everything to CTA 0) shortens the split's tail.
+        Every thread of both CTAs takes part in the two cluster barriers (the other warps at the end
+        of their roles): after the first, no warp touches its operand buffers any more; after the
+        second, the sums have landed (release / acquire)."""
         n_ct = 128 * self.n_cwg
         nv = cute.size(accs[0]) // 4
         cute.arch.cluster_arrive()
