@@ -68,6 +68,22 @@ shorter shapes it is no faster than the chosen configs (35.9 against 27.2 for m6
 m64_wide_split2 108.8 27.2 23.1 -> 106.9 26.8 22.9, m128_wide_split2 79.6 35.0 17.3 -> 79.1 35.1 17.4:
 level, not used. In the evaluator (results/2026-11-23-h100-gemm-923eea6.json): 64.8 / 24.5 / 15.9 us against
 bf16-predecoded 100.9 / 29.8 / 19.0 (the last two with the kernels of 092fec1).
+K split over a cluster of 4 with wider swapped B tiles (~12:55-13:00 UTC, two tune --quick runs; the code
+was not kept: the split hand-over generalized to 4 CTAs, and B tiles above 192 rows issued as two wgmmas
+of half the N, because ptxas rejects one m64n224 wgmma, 112 accumulators, at the 128 registers per thread
+of the launch, "Insufficient registers (128)", whatever setmaxnreg grants later). Every variant passed
+the checks on both generators:
+    128x7168x16384: m128_swap_split2 71.4 / 70.7 | 224-row tiles 128.2, 256 rows 87.2, 240 rows 85.5,
+                    128 rows 83.8
+    128x4096x7168:  m64_wide_split2 27.2 / 27.5 | 144-row tiles 28.7, 160 rows 30.5
+Two causes. Only 30 clusters of 4 fit at once with one CTA per SM (120 CTAs; clusters of 2: 66, all 132
+SMs; scripts/cluster_occupancy.py on the H100), so the 32 clusters of 224-row tiles ran in two waves, as
+did the cluster-of-4 split of 2026-11-22 above (128 CTAs). Within one wave, a wider B tile halves the
+consumers' A decode per MMA but not the decoders' B decode: 256 rows x K/4 (28 clusters) took ~22%
+longer than 112 rows x K/2, for 14% more MMA work and B decode per CTA and half the A decode.
+Nor do more decoder warps help the chosen tile (~13:02 UTC): SM90_M128_SWAP_SPLIT2 with 11 instead of 7
+(n_dwg=3, consumer registers 152 or 160) 73.2 / 72.5 against 71.2 us on 128x7168x16384. Decoders and
+consumers share the schedulers' issue and ALU-pipe slots, which is what the CTA runs short of.
 """
 
 from __future__ import annotations

@@ -124,9 +124,10 @@ class Sm90Config:
     a_batch: sub-tiles the decoders publish at a time (1, 2 or 4 = a whole stage; needs
     a_slots > a_batch). a_unroll: unroll factor of the decoders' loop. debug_skip: timing experiments.
     splits: CTAs that share one output tile, each taking an equal share of the K tiles (1 or 2):
-    a cluster of `splits` CTAs along grid z; the second CTA adds its fp32 sums into the first one's
-    shared memory (distributed shared memory, no tensor in device memory), the first one stores.
-    For grids that would otherwise leave SMs idle.
+    a cluster of `splits` CTAs along grid z; each CTA finishes half of the tile's columns, with the
+    other's fp32 sums of that half received through distributed shared memory (no tensor in device
+    memory). For grids that would otherwise leave SMs idle. (Splits over 4 CTAs were slower: only 30
+    clusters of 4 fit on the H100 at one CTA per SM; problems/gemm/config.py.)
     """
 
     smem_rows: int = 128
