@@ -1,5 +1,5 @@
 """Sessions: `nox -s test` (default), `nox -s lint`, `nox -s bench -- PROBLEM [eval options]`,
-`nox -s package -- PROBLEM`, `nox -s submit -- PROBLEM --mode ...`.
+`nox -s package -- PROBLEM`, `nox -s submit -- PROBLEM --mode ...`, `nox -s runner_dsl`.
 
 Installs come from hash-pinned locks (locks/*.txt, written by ci/lock.sh from locks/*.in):
 NVFP4_LOCK=dev (CPU torch: CI and any machine without an NVIDIA driver, the default there),
@@ -72,6 +72,15 @@ def test(session: nox.Session) -> None:
 
 
 @nox.session(python=PYTHON)
+def runner_dsl(session: nox.Session) -> None:
+    """The packaged submissions' sm100 kernels compiled with the leaderboard runner's CuTe DSL (4.3.5;
+    development uses 4.8.1), no GPU needed: tests/test_packaged_compile.py in locks/runner-dsl.txt."""
+    install_locked(session, "runner-dsl")
+    session.run("python", "-m", "pytest", "-q", "tests/test_packaged_compile.py", *session.posargs,
+                env={"NVFP4_RUNNER_DSL": "1"})
+
+
+@nox.session(python=PYTHON)
 def lint(session: nox.Session) -> None:
     """ruff over the whole tree."""
     install_subset(session, ["ruff"])
@@ -97,13 +106,16 @@ LOCK_FILES = {
     "dev": ["locks/dev.txt"],
     "gpu": ["locks/gpu.txt"],
     "leaderboard": ["locks/leaderboard.txt", "locks/tools.txt"],
+    "runner-dsl": ["locks/runner-dsl.txt"],  # `nox -s runner_dsl` only
 }
+CPU_TORCH_LOCKS = ("dev", "runner-dsl")  # their torch is the +cpu wheel
 
 
 def lock_name() -> str:
     name = os.environ.get("NVFP4_LOCK") or ("gpu" if has_nvidia_gpu() else "dev")
-    if name not in LOCK_FILES and name != "none":
-        raise SystemExit(f"NVFP4_LOCK={name!r}: expected one of {', '.join(LOCK_FILES)}, none")
+    choices = ("dev", "gpu", "leaderboard")
+    if name not in choices and name != "none":
+        raise SystemExit(f"NVFP4_LOCK={name!r}: expected one of {', '.join(choices)}, none")
     return name
 
 
@@ -117,7 +129,7 @@ def install_locked(session: nox.Session, name: str | None = None) -> None:
     args = ["--require-hashes", "--no-deps"]
     for f in LOCK_FILES[name]:
         args += ["-r", os.path.join(REPO, f)]
-    if name == "dev" and not any(glob.glob(os.path.join(d, f"torch-{TORCH_VERSION}+cpu-*.whl"))
+    if name in CPU_TORCH_LOCKS and not any(glob.glob(os.path.join(d, f"torch-{TORCH_VERSION}+cpu-*.whl"))
                                  for d in _pip_find_links()):
         args += ["--extra-index-url", TORCH_CPU_INDEX]  # the +cpu wheel lives there (hash pinned)
     session.install(*args)

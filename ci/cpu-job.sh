@@ -7,6 +7,7 @@
 #            packaged file passes the evaluator's test mode standing alone), submit against a fake
 #            popcorn-cli, environment pins, and the CuTe DSL compiles for sm_90a and sm_100a
 #   package  dist/PROBLEM/submission.py for every problem (CI keeps them as an artifact)
+#   runner_dsl  the packaged sm100 kernels compiled with the leaderboard runner's CuTe DSL (4.3.5)
 #   checks   flake.nix parses (nix-instantiate), the Dockerfile lints (hadolint) where installed
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,5 +15,6 @@ export NVFP4_LOCK=${NVFP4_LOCK:-dev}
 nox -s lint
 nox -s test
 nox -s package
+nox -s runner_dsl
 ci/check-nix.sh
 ci/check-docker.sh

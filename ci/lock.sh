@@ -2,7 +2,7 @@
 # Regenerate the hash-pinned locks under locks/ from their .in files (uv, no wheel downloads:
 # uv reads metadata only, so torch's multi-GB CUDA wheels are never fetched).
 #
-#   ci/lock.sh [dev|gpu|ci|leaderboard|tools ...]     (default: all, in that order)
+#   ci/lock.sh [dev|gpu|ci|leaderboard|tools|runner-dsl ...]     (default: all, in that order)
 #
 # dev          CPU, Python 3.11, what CI and .ci/run install (with pip: the CPU torch wheel comes
 #              from pip's find-links directory or the PyTorch CPU index; uv reads /opt/wheels only
@@ -14,6 +14,8 @@
 # gpu          dev with PyPI's CUDA torch: what nox installs where an NVIDIA driver is present.
 # ci           nox and hadolint, installed by the CI jobs (and .ci/run) before nox takes over.
 # tools        test and session tools layered on the leaderboard environment (container, Nix shell).
+# runner-dsl   the leaderboard runner's CuTe DSL and CUDA Python beside CPU torch, Python 3.11: for
+#              `nox -s runner_dsl` (the packaged submissions compiled with the runner's DSL).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 UV=${UV:-$(command -v uv || echo "python3 -m uv")}
@@ -34,7 +36,7 @@ compile() {  # name python extra-args...
   echo "locks/$name.txt: $(grep -c '==' "locks/$name.txt") pins"
 }
 
-targets=("$@"); [ ${#targets[@]} -gt 0 ] || targets=(dev gpu ci leaderboard tools)
+targets=("$@"); [ ${#targets[@]} -gt 0 ] || targets=(dev gpu ci leaderboard tools runner-dsl)
 for t in "${targets[@]}"; do
   case $t in
     dev)         compile dev 3.11 --find-links /opt/wheels ;;
@@ -43,6 +45,7 @@ for t in "${targets[@]}"; do
     leaderboard) extra=(); [ "${TORCH_INDEX:-}" = cu130 ] && extra=(--extra-index-url https://download.pytorch.org/whl/cu130 --index-strategy unsafe-best-match)
                  compile leaderboard 3.13 --exclude-newer 2026-01-18T00:00:00Z "${extra[@]}" ;;
     tools)       compile tools 3.13 ;;
-    *) echo "ci/lock.sh: unknown lock '$t' (dev, gpu, ci, leaderboard, tools)" >&2; exit 2 ;;
+    runner-dsl)  compile runner-dsl 3.11 --find-links /opt/wheels ;;
+    *) echo "ci/lock.sh: unknown lock '$t' (dev, gpu, ci, leaderboard, tools, runner-dsl)" >&2; exit 2 ;;
   esac
 done

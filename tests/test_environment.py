@@ -16,7 +16,7 @@ import yaml
 
 REPO = Path(__file__).resolve().parent.parent
 LOCKS = REPO / "locks"
-LOCK_NAMES = ("dev", "gpu", "ci", "leaderboard", "tools")
+LOCK_NAMES = ("dev", "gpu", "ci", "leaderboard", "tools", "runner-dsl")
 
 
 def norm(name: str) -> str:
@@ -73,6 +73,15 @@ def test_leaderboard_lock_is_the_runner_environment():
     assert lb["nvidia-cutlass-dsl"] == "4.3.5"
     assert major_minor(lb["cuda-python"]) == "13.0"
     assert lb["cuda-toolkit"].split(".")[0] == "13"
+
+
+def test_runner_dsl_lock_has_the_runners_dsl_beside_the_dev_torch():
+    """`nox -s runner_dsl` compiles with the runner's CuTe DSL and CUDA Python, on CI's Python and CPU torch."""
+    rd, lb, dev = pins("runner-dsl"), pins("leaderboard"), pins("dev")
+    for dist in ("nvidia-cutlass-dsl", "cuda-python", "cuda-bindings", "cuda-pathfinder", "numpy", "typing-extensions"):
+        assert rd[dist] == lb[dist], dist
+    assert lock_python("runner-dsl") == lock_python("dev")
+    assert rd["torch"] == dev["torch"]
 
 
 def test_tool_versions_agree_across_locks():

@@ -309,29 +309,3 @@ def test_matches_reference_on_b200(problem, generator):
 
 def _mnkl(case):
     return {k: case[k] for k in ("m", "n", "k", "l")}
-
-
-@pytest.mark.parametrize("problem", list(KERNELS))
-def test_compiles_from_the_packaged_single_file(problem, tmp_path):
-    """The leaderboard gets one file (shared/package.py inlines these modules): compile from it."""
-    import sys
-
-    out = tmp_path / "submission.py"
-    subprocess.run(
-        [sys.executable, "-m", "shared.package", problem, "-o", str(out)], cwd=ROOT, check=True, capture_output=True
-    )
-    dump = tmp_path / "dump"
-    dump.mkdir()
-    code = (
-        "import sys; sys.path.insert(0, sys.argv[1]); import submission\n"
-        f"k = submission._BUNDLE.load('problems.{problem}.kernel_sm100')\n"
-        "assert k.__name__.startswith('_nvfp4_bundle'), k.__name__\n"
-        "k.compile_for(256, 1024, 512, 1, options='--keep-ptx --dump-dir ' + sys.argv[2])\n"
-    )
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    run = subprocess.run(
-        [sys.executable, "-c", code, str(tmp_path), str(dump)], cwd=tmp_path, env=env, capture_output=True, text=True
-    )
-    assert run.returncode == 0, run.stderr[-3000:]
-    (ptx,) = glob.glob(str(dump / "*.ptx"))
-    assert "kind::mxf4nvf4.block_scale" in Path(ptx).read_text()

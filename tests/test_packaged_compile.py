@@ -1,0 +1,100 @@
+"""The packaged single files compile their sm100 kernels for sm_100a, with whichever CuTe DSL is
+installed: the project's (4.8.1) under `nox -s test`, the leaderboard runner's (4.3.5,
+locks/runner-dsl.txt) under `nox -s runner_dsl`. A kernel that compiles only with the newer DSL
+would fail on the leaderboard; this is where that shows first.
+
+Each compile runs in a child process that sees no GPU, so that every machine takes the same path.
+CuTe DSL 4.3.5 hands the compiled module to the CUDA driver right after compiling it, and without a
+driver that step raises CudaDriverDependencyError; the PTX and the cubin are written before it. The
+child accepts that one error once both files exist (4.8.1 compiles without touching the driver).
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("cutlass", reason="nvidia-cutlass-dsl is not installed")
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# The child: import the packaged file alone, compile its sm100 kernel(s) for one benchmark shape
+# with PTX and cubin kept. argv: directory of submission.py, problem, dump directory.
+CHILD = r'''
+import glob, sys
+sys.path.insert(0, sys.argv[1])
+import submission
+problem, dump = sys.argv[2], sys.argv[3]
+load = submission._BUNDLE.load
+options = "--keep-ptx --keep-cubin --dump-dir " + dump
+try:
+    if problem == "gemv":
+        import cutlass
+        import cutlass.cute as cute
+        kmod, cmod, rt = load("problems.gemv.kernel_sm100"), load("problems.gemv.config"), load("shared.cute.runtime")
+        m, k, l, sms = 7168, 16384, 1, 148  # a benchmark shape; a B200 has 148 SMs
+        kern = kmod.GemvSm100(cmod.choose_sm100(m, k, l, sms), m, k, l, sms=sms)
+        u8 = rt.null_ptr(cutlass.Uint8)
+        cute.compile(kern, u8, u8, u8, u8, rt.null_ptr(cutlass.Float16, align=2),
+                     options="--gpu-arch sm_100a " + options)
+    else:
+        load("problems.%s.kernel_sm100" % problem).compile_for(256, 1024, 512, 1, options=options)
+except Exception as e:
+    causes, x = [], e
+    while x is not None:
+        causes.append("%s: %s" % (type(x).__name__, x))
+        x = x.__cause__ or x.__context__
+    written = glob.glob(dump + "/*.ptx") and glob.glob(dump + "/*.cubin")
+    if not (written and any("CudaDriverDependencyError" in c for c in causes)):
+        raise
+    print("compiled; the driver step after it was skipped (no driver)")
+'''
+
+# What the PTX of each problem's sm100 kernel must contain: the hardware E2M1 -> f16x2 conversion
+# (GEMV), the block-scaled MMA with one scale per 16 values (4.8.1 spells it .block16, 4.3.5 the
+# older .scale_vec::4X; .scale_vec::2X would be one scale per 32).
+NVFP4_MMA = r"tcgen05\.mma\.cta_group::1\.kind::mxf4nvf4\.block_scale\.(block16|scale_vec::4X)"
+SIGNATURE = {"gemv": r"cvt\.rn\.f16x2\.e2m1x2", "gemm": NVFP4_MMA, "dual_gemm": NVFP4_MMA}
+
+
+def runner_dsl_version() -> str:
+    text = (ROOT / "locks" / "leaderboard.txt").read_text()
+    return re.search(r"^nvidia-cutlass-dsl==(\S+)", text, flags=re.M).group(1)
+
+
+def installed_dsl_version() -> str:
+    from importlib.metadata import version
+
+    return version("nvidia-cutlass-dsl")
+
+
+def test_runner_dsl_session_runs_the_runners_dsl():
+    """`nox -s runner_dsl` sets NVFP4_RUNNER_DSL: there, the DSL must be the runner's, or the session
+    would check nothing new."""
+    if not os.environ.get("NVFP4_RUNNER_DSL"):
+        pytest.skip("not in `nox -s runner_dsl`")
+    assert installed_dsl_version() == runner_dsl_version()
+
+
+@pytest.mark.parametrize("problem", list(SIGNATURE))
+def test_packaged_sm100_kernel_compiles(problem, tmp_path):
+    out = tmp_path / "submission.py"
+    subprocess.run([sys.executable, "-m", "shared.package", problem, "-o", str(out)],
+                   cwd=ROOT, check=True, capture_output=True)
+    dump = tmp_path / "dump"
+    dump.mkdir()
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["CUDA_VISIBLE_DEVICES"] = ""  # the same path with or without a GPU (module docstring)
+    run = subprocess.run([sys.executable, "-c", CHILD, str(tmp_path), problem, str(dump)],
+                         cwd=tmp_path, env=env, capture_output=True, text=True)
+    dsl = installed_dsl_version()
+    assert run.returncode == 0, f"CuTe DSL {dsl}:\n{run.stderr[-3000:]}"
+    (ptx,) = glob.glob(str(dump / "*.ptx"))
+    assert re.search(SIGNATURE[problem], Path(ptx).read_text()), f"CuTe DSL {dsl}: no {SIGNATURE[problem]} in the PTX"
+    assert glob.glob(str(dump / "*.cubin")), f"CuTe DSL {dsl}: no cubin"
