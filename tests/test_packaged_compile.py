@@ -33,6 +33,8 @@ import submission
 problem, dump = sys.argv[2], sys.argv[3]
 load = submission._BUNDLE.load
 options = "--keep-ptx --keep-cubin --dump-dir " + dump
+kname = load("problems.%s.kernel_sm100" % problem).__name__
+assert kname.startswith("_nvfp4_bundle"), "not the packaged module: " + kname
 try:
     if problem == "gemv":
         import cutlass
