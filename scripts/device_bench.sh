@@ -3,7 +3,8 @@
 # CuTe DSL importable:
 #   bash scripts/device_bench.sh tests        GPU test tiers (gpu, sm90) + every submission on stress data
 #   bash scripts/device_bench.sh sanitize [P ...]  compute-sanitizer memcheck and racecheck on test shapes
-#                                             that reach every chosen sm90 config (default: gemv gemm dual_gemm)
+#                                             that reach every chosen sm90 config (default: gemv gemm
+#                                             dual_gemm group_gemm)
 #   bash scripts/device_bench.sh bench P ...  benchmark (submission, bf16-predecoded, reference, with the
 #                                             CUDA-graph metric) and leaderboard mode, per problem
 # Everything goes to $OUT/run.log (results JSON to $OUT/<problem>.json); short summaries are printed.
@@ -32,12 +33,13 @@ sanitize)
     echo "sanitizer $tool $p rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tail -1)" | tee -a "$log"
   }
   for tool in memcheck racecheck; do
-    for p in ${@:-gemv gemm dual_gemm}; do
+    for p in ${@:-gemv gemm dual_gemm group_gemm}; do
       case $p in
       gemv) san $tool gemv "m: 128; k: 256; l: 1; seed: 5" "m: 512; k: 1536; l: 2; seed: 5" ;;
       gemm) san $tool gemm "m: 256; n: 512; k: 512; l: 1; seed: 5" "m: 128; n: 7168; k: 512; l: 1; seed: 5" \
                 "m: 128; n: 7168; k: 8192; l: 1; seed: 5" ;;
       dual_gemm) san $tool dual_gemm "m: 256; n: 512; k: 512; l: 1; seed: 5" "m: 512; n: 3072; k: 512; l: 1; seed: 5" ;;
+      group_gemm) san $tool group_gemm "m: [40, 176, 128]; n: [512, 256, 384]; k: [512, 1024, 256]; g: 3; seed: 5" ;;
       esac
     done
   done
