@@ -2,9 +2,10 @@
 
 CPU tier: the reordered -> plain scale conversion agrees with shared/scales.py on M that are not
 multiples of 128 (with random filler in the tail); every manifest group gets a config the GEMM kernel
-takes; off sm90 the submission takes the portable path.
+takes; off sm90 the kernel path declines (the portable path runs); reordered scales that do not fit
+their group are refused with the group and tensor named.
 GPU tier (sm90): every manifest case, leaderboard and stress data, every C NaN-poisoned first; the
-kernel path must be the one that ran.
+kernel path must be the one that ran; a bad reordered tensor raises before any group is launched.
 """
 
 from __future__ import annotations
@@ -50,6 +51,29 @@ def test_no_sm90_config_for_l_other_than_one_means_the_portable_path():
     data = PROBLEM.reference.generate_input(m=[64], n=[128], k=[256], g=1, seed=1, device="cpu")
     assert kernel_sm90.run(data, [(64, 128, 256, 2)]) is None  # L = 2: no config, nothing launched
     assert kernel_sm90.run(data, [(64, 128, 256, 1)]) is None  # CPU tensors: not for the kernel
+
+
+def test_reordered_scales_that_do_not_fit_their_group_are_refused():
+    good = torch.zeros(S.permuted_shape(40, 512 // 16, 1), dtype=torch.uint8)
+    with pytest.raises(ValueError, match=r"group 1 sfb_reordered must be a CUDA tensor of shape \(32, 4, 1, 4, 8, 1\)"):
+        kernel_sm90.check_reordered(1, "sfb_reordered", good[:, :, :, :, :4], 40, 512)
+    with pytest.raises(TypeError, match="group 0 sfa_reordered must have dtype"):
+        kernel_sm90.check_reordered(0, "sfa_reordered", good.float(), 40, 512)
+    with pytest.raises(TypeError, match="must be a torch.Tensor"):
+        kernel_sm90.check_reordered(0, "sfa_reordered", None, 40, 512)
+
+
+@pytest.mark.sm90
+def test_sm90_wrong_reordered_scales_raise_before_any_launch():
+    data = PROBLEM.reference.generate_input(m=[64, 96], n=[128, 256], k=[256, 512], g=2, seed=5, device="cuda")
+    (sfa_r, sfb_r) = data[2][1]
+    data[2][1] = (sfa_r, sfb_r[:, :, :, :, :1])  # group 1's sfb for K = 256, not 512
+    for _, _, c in data[0]:
+        c.fill_(float("nan"))
+    with pytest.raises(ValueError, match="group 1 sfb_reordered"):
+        kernel_sm90.run(data, [tuple(s) for s in data[3]])
+    torch.cuda.synchronize()
+    assert all(torch.isnan(c).all() for _, _, c in data[0]), "a group was computed before the error"
 
 
 @pytest.mark.sm90

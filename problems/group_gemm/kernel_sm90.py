@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import torch
 
+from shared.scales import permuted_shape
+
 
 def plain_scales(reordered: torch.Tensor, rows: int, k: int) -> torch.Tensor:
     """[32, 4, rest_m, 4, K/64, 1] (L = 1, K % 64 == 0) -> plain [rows, K/16, 1], contiguous, same device.
@@ -30,9 +32,23 @@ def plain_scales(reordered: torch.Tensor, rows: int, k: int) -> torch.Tensor:
     return plain[:rows]
 
 
+def check_reordered(group: int, name: str, t, rows: int, k: int) -> None:
+    """The reordered scales this path reads (the portable path does not): a CUDA fp8 / uint8 tensor of
+    the leaderboard's shape [32, 4, ceil(rows/128), 4, K/64, 1]; a ValueError / TypeError otherwise."""
+    want = permuted_shape(rows, k // 16, 1)
+    if not isinstance(t, torch.Tensor):
+        raise TypeError(f"group_gemm: group {group} {name} must be a torch.Tensor, got {type(t).__name__}")
+    if t.dtype not in (torch.float8_e4m3fn, torch.uint8):
+        raise TypeError(f"group_gemm: group {group} {name} must have dtype torch.float8_e4m3fn, got {t.dtype}")
+    if tuple(t.shape) != want or not t.is_cuda:
+        raise ValueError(f"group_gemm: group {group} {name} must be a CUDA tensor of shape {want}, "
+                         f"got {tuple(t.shape)} on {t.device}")
+
+
 def run(data, sizes) -> list[torch.Tensor] | None:
     """The groups' C (written in place), or None, launching nothing, where some group is not on an
-    sm_90 device or no config takes its shape (the caller then takes the portable path)."""
+    sm_90 device or no config takes its shape (the caller then takes the portable path). Reordered
+    scales that do not fit their group raise before anything is launched."""
     from problems.gemm.kernel_sm90 import GemmSm90
     from problems.group_gemm.config import choose_sm90
     from shared.cute.sm90_blockscaled_mainloop import launch_sm90
@@ -41,6 +57,14 @@ def run(data, sizes) -> list[torch.Tensor] | None:
     configs = [choose_sm90(m, n, k) if l == 1 else None for m, n, k, l in sizes]
     if any(c is None for c in configs) or not all(t.is_cuda for a, b, c in abc for t in (a, b, c)):
         return None
+    if len(reordered) != len(sizes):
+        raise ValueError(f"group_gemm: sfasfb_reordered_tensors needs one entry per group, got {len(reordered)} "
+                         f"for {len(sizes)} groups")
+    for g, (pair, (m, n, k, _)) in enumerate(zip(reordered, sizes)):
+        if not isinstance(pair, tuple | list) or len(pair) != 2:
+            raise TypeError(f"group_gemm: group {g} sfasfb_reordered entry must be a pair (sfa, sfb)")
+        check_reordered(g, "sfa_reordered", pair[0], m, k)
+        check_reordered(g, "sfb_reordered", pair[1], n, k)
     for (a, b, c), (sfa_r, sfb_r), (m, n, k, _), cfg in zip(abc, reordered, sizes, configs):
         launch_sm90(GemmSm90, cfg, a, (b,), plain_scales(sfa_r, m, k), (plain_scales(sfb_r, n, k),), c)
     return [c for _, _, c in abc]
