@@ -82,7 +82,8 @@ def test_sm90_wrong_reordered_scales_raise_before_any_launch():
 def test_sm90_groups_match_reference(case, generator):
     spec = (PROBLEM.tests + PROBLEM.benchmarks)[case]
     ref = PROBLEM.reference
-    data = getattr(ref, generator)(m=spec["m"], n=spec["n"], k=spec["k"], g=spec["g"], seed=1111, device="cuda")
+    data = getattr(ref, generator)(m=spec["m"], n=spec["n"], k=spec["k"], g=spec["g"], seed=spec["seed"],
+                                   device="cuda")
     want = ref.ref_kernel(([tuple(t.clone() for t in group) for group in data[0]], *data[1:]))
     for _, _, c in data[0]:
         c.fill_(float("nan"))
