@@ -7,6 +7,10 @@
 #                                             dual_gemm group_gemm)
 #   bash scripts/device_bench.sh bench P ...  benchmark (submission, bf16-predecoded, reference, with the
 #                                             CUDA-graph metric) and leaderboard mode, per problem
+#   bash scripts/device_bench.sh host P ...   benchmark submission, bf16-predecoded and the packaged file
+#                                             (plus $HOST_BASE_DIR/P.py when set: an earlier packaged file)
+#                                             with host us per call; then the sm100 path's host time up to
+#                                             the driver call (scripts/host_time_sm100.py)
 # Everything goes to $OUT/run.log (results JSON to $OUT/<problem>.json); short summaries are printed.
 # A copy of the tree without .git cannot name its commit: pass it as NVFP4_COMMIT=<sha>.
 set -uo pipefail
@@ -40,7 +44,35 @@ sanitize)
                 "m: 128; n: 7168; k: 8192; l: 1; seed: 5" ;;
       dual_gemm) san $tool dual_gemm "m: 256; n: 512; k: 512; l: 1; seed: 5" "m: 512; n: 3072; k: 512; l: 1; seed: 5" ;;
       group_gemm) san $tool group_gemm "m: [40, 176, 128]; n: [512, 256, 384]; k: [512, 1024, 256]; g: 3; seed: 5" ;;
-      esac
+      host)
+  for p in "$@"; do
+    python -m shared.package "$p" >> "$log" 2>&1
+    impls=(submission bf16-predecoded "dist/$p/submission.py")
+    [ -n "${HOST_BASE_DIR:-}" ] && impls+=("$HOST_BASE_DIR/$p.py")
+    python -m shared.eval "$p" --mode benchmark --impl "${impls[@]}" --json "$OUT/$p.json" > "$OUT/b.log" 2>&1
+    echo "host bench $p rc=$?" | tee -a "$log"; cat "$OUT/b.log" >> "$log"
+    grep -E "^(FAIL|error)" "$OUT/b.log" | cut -c1-300
+  done
+  rm -f "$OUT/b.log"
+  python scripts/host_time_sm100.py --json "$OUT/sm100_host.json" 2>&1 | tee -a "$log" | tail -5
+  python - "$OUT"/*.json <<'PY'
+import json, sys
+print(f"{'problem':<11}{'case':<44}{'impl':<26}{'mean us':>9}{'host us':>9}{'rot us':>8}  flags")
+for path in sys.argv[1:]:
+    doc = json.load(open(path))
+    if "impls" not in doc:
+        continue
+    for name, r in doc["impls"].items():
+        for c in r["cases"]:
+            s = c.get("stats") or {}
+            spec = "; ".join(f"{k}: {v}" for k, v in c["case"].items() if k != "seed")[:43]
+            fl = ("HOST>GPU " if c.get("host_over_gpu") else "") + ("" if c.get("host_gpu_busy", True) else "gpu-idle")
+            f = lambda v: f"{v:.1f}" if isinstance(v, (int, float)) else "-"
+            print(f"{doc['problem']:<11}{spec:<44}{name[-25:]:<26}{f(s.get('mean', 0) / 1e3):>9}"
+                  f"{f(c.get('host_us')):>9}{f(c.get('host_rotating_us')):>8}  {fl}")
+PY
+  ;;
+esac
     done
   done
   grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$log" | sort | uniq -c ;;
@@ -56,4 +88,32 @@ bench)
   done
   rm -f "$OUT/b.log"
   for p in "$@"; do sed -n "/^$p --mode benchmark/,/^geomean (score) *reference/p" "$log"; done ;;
+host)
+  for p in "$@"; do
+    python -m shared.package "$p" >> "$log" 2>&1
+    impls=(submission bf16-predecoded "dist/$p/submission.py")
+    [ -n "${HOST_BASE_DIR:-}" ] && impls+=("$HOST_BASE_DIR/$p.py")
+    python -m shared.eval "$p" --mode benchmark --impl "${impls[@]}" --json "$OUT/$p.json" > "$OUT/b.log" 2>&1
+    echo "host bench $p rc=$?" | tee -a "$log"; cat "$OUT/b.log" >> "$log"
+    grep -E "^(FAIL|error)" "$OUT/b.log" | cut -c1-300
+  done
+  rm -f "$OUT/b.log"
+  python scripts/host_time_sm100.py --json "$OUT/sm100_host.json" 2>&1 | tee -a "$log" | tail -5
+  python - "$OUT"/*.json <<'PY'
+import json, sys
+print(f"{'problem':<11}{'case':<44}{'impl':<26}{'mean us':>9}{'host us':>9}{'rot us':>8}  flags")
+for path in sys.argv[1:]:
+    doc = json.load(open(path))
+    if "impls" not in doc:
+        continue
+    for name, r in doc["impls"].items():
+        for c in r["cases"]:
+            s = c.get("stats") or {}
+            spec = "; ".join(f"{k}: {v}" for k, v in c["case"].items() if k != "seed")[:43]
+            fl = ("HOST>GPU " if c.get("host_over_gpu") else "") + ("" if c.get("host_gpu_busy", True) else "gpu-idle")
+            f = lambda v: f"{v:.1f}" if isinstance(v, (int, float)) else "-"
+            print(f"{doc['problem']:<11}{spec:<44}{name[-25:]:<26}{f(s.get('mean', 0) / 1e3):>9}"
+                  f"{f(c.get('host_us')):>9}{f(c.get('host_rotating_us')):>8}  {fl}")
+PY
+  ;;
 esac

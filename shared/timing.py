@@ -158,5 +158,51 @@ def graph_replay_ns(calls: list[Callable[[], object]], reps: int = 20) -> tuple[
     return times[len(times) // 2] / len(calls), None
 
 
+_SLEEP_CYCLES_PER_MS: list[float] = []
+
+
+def _sleep_cycles_per_ms() -> float:
+    """torch.cuda._sleep's spin cycles per millisecond on this GPU, measured once."""
+    if not _SLEEP_CYCLES_PER_MS:
+        cycles = 10_000_000
+        torch.cuda._sleep(cycles // 10)  # warm
+        ms, _ = Clock("cuda", 0).time_ns(lambda: torch.cuda._sleep(cycles))
+        _SLEEP_CYCLES_PER_MS.append(cycles / (ms / 1e6))
+    return _SLEEP_CYCLES_PER_MS[0]
+
+
+def host_us_per_call(calls: list[Callable[[], object]], n: int = 40) -> tuple[float, bool]:
+    """Median host microseconds of one call: the time until the call returns, with the GPU kept busy
+    by a spin kernel queued first, so that launches only enqueue and no device time is counted.
+    `calls` are taken in turn (one input repeated, or rotating over several). The calls must have
+    run once already (compiled, warmed). Returns (median, gpu_stayed_busy): False means the spin
+    ended before the last call returned, so a call that waits for the GPU may have been counted; the
+    spin is then made 4x longer and the measurement repeated, up to twice."""
+    torch.cuda.synchronize()
+    t0 = time.perf_counter_ns()
+    for i in range(3):
+        calls[i % len(calls)]()
+    rough_ms = (time.perf_counter_ns() - t0) / 3e6
+    torch.cuda.synchronize()
+    spin_ms = min(max(20.0, 3 * n * rough_ms), 2000.0)
+    for _ in range(3):
+        torch.cuda._sleep(int(spin_ms * _sleep_cycles_per_ms()))
+        spun = torch.cuda.Event()
+        spun.record()
+        times = []
+        for i in range(n):
+            call = calls[i % len(calls)]
+            t = time.perf_counter_ns()
+            call()
+            times.append(time.perf_counter_ns() - t)
+        busy = not spun.query()
+        torch.cuda.synchronize()
+        if busy or spin_ms >= 2000.0:
+            break
+        spin_ms = min(4 * spin_ms, 2000.0)
+    times.sort()
+    return times[n // 2] / 1e3, busy
+
+
 def geometric_mean(values: list[float]) -> float:
     return math.exp(sum(math.log(v) for v in values) / len(values))

@@ -152,6 +152,8 @@ class Runner:
                       "stats": stats.as_dict() if stats else None}
             if self.graph and not err:
                 result["graph_ns"], result["graph_error"] = self.graph_case(case)
+            if self.clock.cuda and not leaderboard and not err:
+                result.update(self.host_case(case, stats.mean / 1e3))
             results.append(result)
             if err and leaderboard:
                 break  # the leaderboard stops at the first failing case
@@ -168,6 +170,24 @@ class Runner:
             for d in datas:
                 self.prepare(d)
         return T.graph_replay_ns([lambda d=d: self.module.custom_kernel(d) for d in datas])
+
+    def host_case(self, case: dict, gpu_us: float) -> dict:
+        """Host microseconds per call (median, GPU kept busy: timing.host_us_per_call) in two
+        patterns: one input called over and over (the leaderboard's), and rotating over the case's
+        inputs (seeds as in the timed samples; at least 4). host_over_gpu flags a case whose host
+        time exceeds its time per call in the leaderboard's loop: back to back, such calls are
+        bound by the host, which the leaderboard's flush hides."""
+        n = max(self.problem.inputs_per_sample, 4)
+        datas = [self.generate({**case, "seed": case["seed"] + 42 * (i + 1)}) for i in range(n)]
+        for d in datas:
+            if self.prepare:
+                self.prepare(d)
+            self.module.custom_kernel(d)
+        calls = [lambda d=d: self.module.custom_kernel(d) for d in datas]
+        same, busy_same = T.host_us_per_call(calls[:1])
+        rotating, busy_rot = T.host_us_per_call(calls)
+        return {"host_us": same, "host_rotating_us": rotating, "host_over_gpu": max(same, rotating) > gpu_us,
+                "host_gpu_busy": busy_same and busy_rot}
 
     def bench_case(self, case: dict, recheck: bool, max_repeats: int, max_time_ns: float):
         n = self.problem.inputs_per_sample

@@ -2,61 +2,135 @@
 
 from __future__ import annotations
 
+import ctypes
+from types import SimpleNamespace
+
+import pytest
 import torch
 
-from shared.cute.runtime import LaunchCache, device_arch
+from shared.cute.runtime import PreparedCalls, PreparedLaunch, call_prepared, device_arch, tensor_key
+
+
+class FakeExecutor:
+    """The executor halves bind_compiled uses: a packer (which, like 4.3.5's, appends to its list)
+    and a C entry point, recorded."""
+
+    def __init__(self, log):
+        self.log = log
+        self.cuda_result = ctypes.c_int(0)
+        self.jit_module = SimpleNamespace(capi_func=lambda packed: log.append(("entry", list(packed))))
+
+    def _get_invoke_packed_args(self, exe_args):
+        exe_args.append(ctypes.addressof(self.cuda_result))
+        return (ctypes.c_void_p * len(exe_args))(*exe_args)
 
 
 class FakeCompiled:
-    """The three entry points of a compiled CuTe function that LaunchCache uses, recorded."""
+    """A compiled CuTe function as bind_compiled sees it: the checked call, the marshalling, `to`."""
 
     def __init__(self):
         self.log = []
+        self.executors = 0
 
     def __call__(self, *args):
-        self.log.append(("call", args))
+        self.log.append(("checked", args))
 
     def generate_execution_args(self, *args):
-        return [f"c_ptr({a})" for a in args], []
+        self.log.append(("marshal", args))
+        return [0x100 + a for a in args], ["adapted"]
 
-    def run_compiled_program(self, exe_args):
-        self.log.append(("run", tuple(exe_args)))
-
-
-def test_first_call_is_the_checked_call_then_repeats_reuse_the_marshalled_arguments():
-    cache, fn = LaunchCache(), FakeCompiled()
-    built = []
-
-    def make_args(v):
-        built.append(v)
-        return [v, 7]
-
-    cache.launch(fn, (0x1000, 7), lambda: make_args(0x1000))
-    cache.launch(fn, (0x1000, 7), lambda: make_args(0x1000))
-    cache.launch(fn, (0x2000, 7), lambda: make_args(0x2000))
-    assert built == [0x1000, 0x2000]  # arguments built once per distinct values
-    assert fn.log == [("call", (0x1000, 7)), ("run", ("c_ptr(4096)", "c_ptr(7)")), ("call", (0x2000, 7))]
-    assert len(cache) == 2
+    def to(self, device):
+        self.executors += 1
+        return FakeExecutor(self.log)
 
 
-def test_the_cache_is_bounded_and_keyed_by_function():
-    cache, f, g = LaunchCache(limit=2), FakeCompiled(), FakeCompiled()
-    for v in range(3):
-        cache.launch(f, (v,), lambda v=v: [v])
-    assert len(cache) == 1  # cleared when full, then the third entry added
-    cache.launch(g, (2,), lambda: [2])
-    assert g.log == [("call", (2,))]  # same values, other function: a miss
+def test_first_launch_is_checked_then_one_c_call_with_arguments_marshalled_once():
+    fn = FakeCompiled()
+    launch = PreparedLaunch(fn, [1, 2])
+    assert fn.log == []  # preparing launches nothing
+    for _ in range(3):
+        launch()
+    status_addr = fn.log[2][1][-1]
+    assert fn.log == [("checked", (1, 2)), ("marshal", (1, 2)),
+                      ("entry", [0x101, 0x102, status_addr]), ("entry", [0x101, 0x102, status_addr])]
+
+
+def test_one_executor_per_compiled_function():
+    fn = FakeCompiled()
+    for args in ([1], [2]):
+        launch = PreparedLaunch(fn, args)
+        launch()
+        launch()
+    assert fn.executors == 1
+
+
+def test_a_cuda_error_from_the_entry_point_is_raised():
+    fn = FakeCompiled()
+    launch = PreparedLaunch(fn, [1])
+    launch()
+    launch._status.value = 700  # what the host code writes back on a failed launch
+    with pytest.raises(RuntimeError, match="CUDA error 700"):
+        launch()
 
 
 def test_a_function_without_the_split_entry_points_is_called_plainly():
-    cache, calls = LaunchCache(), []
+    calls = []
 
     def plain(*args):
         calls.append(args)
 
+    launch = PreparedLaunch(plain, [1])
+    for _ in range(3):
+        launch()
+    assert calls == [(1,)] * 3
+
+
+def test_tensor_key_tells_apart_address_shape_strides_and_dtype():
+    t = torch.zeros(4, 8, dtype=torch.uint8)
+    key = tensor_key([t])
+    assert key == tensor_key([t]) and key == tensor_key([t.view(4, 8)])
+    for other in (t[1:], t.view(8, 4), t.t(), t.view(torch.int8), t.clone()):
+        assert tensor_key([other]) != key
+
+
+def test_call_prepared_keeps_kernel_launches_only_and_checks_only_on_a_miss(monkeypatch):
+    from shared.cute import runtime
+
+    monkeypatch.setattr(runtime, "device_arch", lambda device: "sm90")
+    cache, prepared, launched = PreparedCalls(), [], []
+
+    def prepare(data):
+        prepared.append(data[0].data_ptr())
+        return PreparedLaunch(lambda *a: launched.append(a), [len(prepared)])
+
+    a, c = torch.zeros(16, dtype=torch.uint8), torch.zeros(4, dtype=torch.float16)
+    a2 = torch.zeros(16, dtype=torch.uint8)
+    reads = {"sm90": (0, 1)}
+    for data in ((a, c), (a, c), (a2, c), (a, c)):
+        assert call_prepared(cache, data, reads, prepare) is c
+    assert prepared == [a.data_ptr(), a2.data_ptr()] and len(cache) == 2
+    assert launched == [(1,), (1,), (2,), (1,)]
+
+    portable = []
+    reads_none = {}  # no kernel for this device: the portable callable runs every time, never kept
     for _ in range(2):
-        cache.launch(plain, (1,), lambda: [1])
-    assert calls == [(1,), (1,)] and len(cache) == 0
+        call_prepared(cache, (a, c), reads_none, lambda data: lambda: portable.append(1))
+    assert portable == [1, 1] and len(cache) == 2
+
+
+def test_call_prepared_leaves_bad_input_to_prepare():
+    def prepare(data):
+        raise TypeError("gemm: expected a 7-tuple")
+
+    with pytest.raises(TypeError, match="7-tuple"):
+        call_prepared(PreparedCalls(), "not a tuple", {"sm90": (0,)}, prepare)
+
+
+def test_prepared_calls_are_bounded():
+    cache = PreparedCalls(limit=2)
+    for k in range(3):
+        cache.put(k, lambda: None)
+    assert len(cache) == 1 and cache.get(2) is not None
 
 
 def test_device_arch_of_the_cpu():

@@ -289,22 +289,22 @@ def test_partial_s_tiles_match_reference(problem, name, shape, generator):
 
 @pytest.mark.sm90
 @pytest.mark.parametrize("problem", KERNELS)
-def test_repeat_calls_launch_from_the_marshalled_arguments(problem):
-    """The second call on the same tensors launches from LaunchCache; it must still write all of C
-    (poisoned again first), and a call on other tensors in between must not leak into it."""
-    from shared.cute import sm90_blockscaled_mainloop as mainloop
-
-    kmod = parts(problem)[0]
+def test_repeat_calls_launch_from_the_prepared_launch(problem):
+    """A repeat call on the same tensors launches from the submission's prepared launch (one C call,
+    no checks); it must still write all of C (poisoned again first), and a call on other tensors in
+    between must not leak into it."""
+    sub = parts(problem)[2]
     ref = load_problem(problem).reference
     first, other = (ref.generate_stress_input(m=256, n=512, k=512, l=1, seed=s, device="cuda") for s in (5, 6))
     want = ref.ref_kernel(tuple(t.clone() for t in first))
-    kmod.run(first)
-    kmod.run(other)
-    entries = len(mainloop._LAUNCHES)
+    sub.custom_kernel(first)  # prepared; the DSL's checked call
+    sub.custom_kernel(first)  # bound: the one-C-call launch from here on
+    sub.custom_kernel(other)
+    entries = len(sub._prepared)
     first[-1].fill_(float("nan"))
-    got = kmod.run(first)
+    got = sub.custom_kernel(first)
     torch.cuda.synchronize()
-    assert len(mainloop._LAUNCHES) == entries  # a hit, not a new entry
+    assert len(sub._prepared) == entries  # a hit, not a new entry
     ok, msg = check_tensor(got, want, 1e-3, 1e-3)
     assert ok, msg
 

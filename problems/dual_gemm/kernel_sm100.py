@@ -321,6 +321,12 @@ def compile_for(m: int, n: int, k: int, l: int = 1, arch: str = "sm_100a",
     return bs.compile_kernel(_COMPILED, NvFp4DualGemmSm100, config, 2, (m, n, k, l), arch, options)
 
 
+def prepare(data):
+    """The tuple (a, b1, b2, sfa, sfb1, sfb2, sfa_p, sfb1_p, sfb2_p, c) checked and bound to the sm100 kernel; calling
+    the result launches (c written in place)."""
+    return bs.prepare(data, 2, choose_config, compile_for)
+
+
 def run(data):
     """Leaderboard entry on sm100: data = (a, b1, b2, sfa, sfb1, sfb2, sfa_p, sfb1_p, sfb2_p, c) -> c."""
     return bs.launch(data, 2, choose_config, compile_for)

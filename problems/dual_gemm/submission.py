@@ -3,20 +3,22 @@
 Dispatch by the device of `a`:
     sm_90 (H100/H200) -> problems/dual_gemm/kernel_sm90.py: one fused launch (A read once per tile for
                          both products, exact FP4 x E4M3 -> fp16 decode, fp16 wgmma, fp32 silu * mul).
-    sm_100 (B200)     -> problems/dual_gemm/kernel_sm100.py `run(data)`, imported only there.
+    sm_100 (B200)     -> problems/dual_gemm/kernel_sm100.py `prepare(data)`, imported only there.
     anything else     -> the portable path: exact decode (shared.nvfp4.dequantize), two fp32 matmuls
                          with TF32 off, silu * mul in fp32, one cast. Works on the CPU.
 A CUDA shape the kernel cannot tile (L != 1, K % 256, N % 64) takes the portable path: it is
 exact up to fp32 summation order, i.e. it meets the leaderboard tolerance like the reference does.
 Wrong dtypes or inconsistent shapes raise TypeError / ValueError naming the tensor.
-Kernels compile on first use per config and are cached for the life of the process.
+Kernels compile on first use per config and are cached for the life of the process; the checks and
+the launch's marshalled arguments are kept per distinct tensors (shared.cute.runtime.call_prepared), so a
+repeat call costs little more than the launch.
 """
 
 from __future__ import annotations
 
 import torch
 
-from shared.cute.runtime import device_arch
+from shared.cute.runtime import PreparedCalls, call_prepared, device_arch
 from shared.inputs import check_block_scaled
 from shared.refmath import block_scaled_products
 
@@ -29,7 +31,12 @@ def _portable(data):
     return c
 
 
-def custom_kernel(data):
+_prepared = PreparedCalls()
+# positions in (a, b1, b2, sfa, sfb1, sfb2, sfa_permuted, sfb1_permuted, sfb2_permuted, c) each kernel reads/writes
+_READS = {"sm90": (0, 1, 2, 3, 4, 5, 9), "sm100": (0, 1, 2, 6, 7, 8, 9)}
+
+
+def _prepare(data):
     m, n, k, l = check_block_scaled("dual_gemm", data, n_b=2)
     arch = device_arch(data[0].device)
     if arch == "sm90":
@@ -38,12 +45,16 @@ def custom_kernel(data):
 
         cfg = choose_sm90(m, n, k)
         if kernel_sm90.DualGemmSm90.can_implement(m, n, k, l, cfg):
-            return kernel_sm90.run(data, cfg)
+            return kernel_sm90.prepare(data, cfg)
     elif arch == "sm100":
         try:
             from problems.dual_gemm import kernel_sm100
         except ImportError:
             kernel_sm100 = None
-        if kernel_sm100 is not None and hasattr(kernel_sm100, "run"):
-            return kernel_sm100.run(data)
-    return _portable(data)
+        if kernel_sm100 is not None and hasattr(kernel_sm100, "prepare"):
+            return kernel_sm100.prepare(data)
+    return lambda: _portable(data)
+
+
+def custom_kernel(data):
+    return call_prepared(_prepared, data, _READS, _prepare)

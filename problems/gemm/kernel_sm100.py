@@ -287,6 +287,12 @@ def compile_for(m: int, n: int, k: int, l: int = 1, arch: str = "sm_100a",
     return bs.compile_kernel(_COMPILED, NvFp4GemmSm100, config, 1, (m, n, k, l), arch, options)
 
 
+def prepare(data):
+    """The tuple (a, b, sfa, sfb, sfa_p, sfb_p, c) checked and bound to the sm100 kernel; calling
+    the result launches (c written in place)."""
+    return bs.prepare(data, 1, choose_config, compile_for)
+
+
 def run(data):
     """Leaderboard entry on sm100: data = (a, b, sfa, sfb, sfa_permuted, sfb_permuted, c) -> c."""
     return bs.launch(data, 1, choose_config, compile_for)

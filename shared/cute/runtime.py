@@ -2,12 +2,13 @@
 
 Kernels are compiled once per static key against null pointers (the compile needs no GPU, so CI can
 compile for sm_90a and sm_100a), cached at module level, and called with the real tensors' data
-pointers wrapped as CuTe pointers; a repeat call with the same pointers and sizes reuses the
-marshalled arguments (LaunchCache), so that it costs little more than the launch itself.
+pointers wrapped as CuTe pointers. A submission validates a call's tensors once per tensor_key and
+keeps a PreparedLaunch for it (PreparedCalls), so that a repeat costs little more than the launch.
 """
 
 from __future__ import annotations
 
+import ctypes
 import os
 from collections.abc import Callable, Hashable
 from typing import Any
@@ -107,41 +108,116 @@ def settle_heap() -> None:
     gc.freeze()
 
 
-class LaunchCache:
-    """The marshalled arguments of compiled CuTe functions, per distinct argument values.
+def tensor_key(tensors) -> tuple:
+    """What a validated call depends on, per tensor: address, shape, strides, dtype. Two calls with
+    equal keys read and write the same memory in the same layout, so the first call's checks and
+    marshalled arguments hold for the second. The device is implied: CUDA's unified addressing
+    gives every allocation of the process, host or device, its own address range."""
+    return tuple([(t.data_ptr(), t.shape, t.stride(), t.dtype) for t in tensors])
 
-    A plain call of a compiled function re-checks it against its compile-time signature and marshals
-    every argument: with the pointer wraps about 65 us of host time per call on the lent H100's
-    host (2026-11-23; 48 us the call, 14 the seven wraps), more than some of the kernels run, and
-    the leaderboard's 50 back-to-back calls per sample must stay inside the head start its L2
-    flush gives the host. It calls the kernels on the same 50 inputs over and over, so the first
-    call with new values goes through the plain, checked call and keeps the marshalled form (with
-    the argument objects its C pointers point into); a repeat only launches (the DSL's
-    run_compiled_program). Keys are the function and every value that reaches it (pointer addresses
-    and sizes), so a hit launches exactly what the plain call would. generate_execution_args and
-    run_compiled_program are the two halves of the DSL's own __call__ in 4.8.1 and in 4.3.5 (the
-    leaderboard runner's version); a function without them is always called plainly."""
+
+class PreparedCalls:
+    """Prepared launches by tensor_key, bounded (cleared when full: the leaderboard rotates through
+    at most 50 input sets, so a working set always fits)."""
 
     def __init__(self, limit: int = 256) -> None:
         self.limit = limit
-        self._entries: dict[Hashable, tuple] = {}
+        self._calls: dict[Hashable, Callable[[], None]] = {}
 
-    def launch(self, fn: Callable, values: tuple, make_args: Callable[[], list]) -> None:
-        hit = self._entries.get((fn, values))
-        if hit is not None:
-            fn.run_compiled_program(hit[0])
-            return
-        args = make_args()
-        fn(*args)
-        if not hasattr(fn, "run_compiled_program"):
-            return
-        if len(self._entries) >= self.limit:
-            self._entries.clear()
-        exe_args, adapted = fn.generate_execution_args(*args)
-        self._entries[(fn, values)] = (exe_args, args, adapted)
+    def get(self, key: Hashable) -> Callable[[], None] | None:
+        return self._calls.get(key)
+
+    def put(self, key: Hashable, call: Callable[[], None]) -> Callable[[], None]:
+        if len(self._calls) >= self.limit:
+            self._calls.clear()
+        self._calls[key] = call
+        return call
 
     def __len__(self) -> int:
-        return len(self._entries)
+        return len(self._calls)
+
+    def clear(self) -> None:
+        self._calls.clear()
+
+
+def bind_compiled(fn: Callable, args: list) -> tuple[Callable, Any, Any, tuple]:
+    """Split a compiled CuTe function's call into its two halves, once: marshal `args` into the
+    C argument array its host entry point takes, and return (entry, packed, status, keep).
+    `entry(packed)` then launches, and `status.value` (when status is not None) is its CUDA
+    error code; `keep` holds the objects the array points into.
+
+    A plain call re-checks the signature and marshals every argument on every call: ~50 us of host
+    time per call, more than some of the kernels run. The names used here (generate_execution_args,
+    to, _get_invoke_packed_args, jit_module.capi_func, cuda_result) are the DSL's own halves of
+    that call in 4.8.1 and in the leaderboard runner's 4.3.5 (whose packer appends to the list it is
+    given, hence the copy). A function without them (a future DSL, a test double) is called plainly.
+    """
+    try:
+        exe_args, adapted = fn.generate_execution_args(*args)
+        executor = _executor(fn)
+        packed_view = executor._get_invoke_packed_args(list(exe_args))
+        entry = executor.jit_module.capi_func
+        status = executor.cuda_result
+    except AttributeError:
+        return (lambda _packed: fn(*args)), None, None, (fn, args)
+    # 4.8.1 returns a per-thread buffer that the next marshalling overwrites: keep a copy.
+    packed = (ctypes.c_void_p * len(packed_view))(*packed_view)
+    return entry, packed, status, (fn, args, exe_args, adapted, executor)
+
+
+def checked_call(fn: Callable, args: list) -> None:
+    """The plain call: the DSL checks the arguments against the compiled signature and launches."""
+    fn(*args)
+
+
+_EXECUTORS: dict[int, tuple] = {}
+
+
+def _executor(fn):
+    """The function's executor on the current device, one per compiled function (each `to` retains
+    the device's primary context and looks its kernels up again)."""
+    hit = _EXECUTORS.get(id(fn))
+    if hit is None or hit[0] is not fn:
+        hit = _EXECUTORS[id(fn)] = (fn, getattr(fn, "_default_executor", None) or fn.to(None))
+    return hit[1]
+
+
+class PreparedLaunch:
+    """A compiled CuTe function bound to fixed arguments; calling it launches with one C call (no
+    argument checks, no marshalling). Built from validated tensors only: it trusts its arguments."""
+
+    __slots__ = ("_fn", "_args", "_entry", "_packed", "_status", "_keep")
+
+    def __init__(self, fn: Callable, args: list) -> None:
+        self._fn, self._args = fn, args
+        self._entry = None
+
+    def __call__(self) -> None:
+        if self._entry is None:  # the first launch is the DSL's own checked call
+            checked_call(self._fn, self._args)
+            self._entry, self._packed, self._status, self._keep = bind_compiled(self._fn, self._args)
+            return
+        self._entry(self._packed)
+        if self._status is not None and self._status.value:
+            raise RuntimeError(f"CUDA error {self._status.value} launching {getattr(self._fn, '__name__', 'kernel')}")
+
+
+def call_prepared(cache: PreparedCalls, data, reads: dict[str, tuple[int, ...]], prepare: Callable) -> Any:
+    """A leaderboard tuple's call through its prepared launch: look the call up by the tensor_key of
+    the tensors its kernel reads and writes (`reads[arch]`: their positions in `data`), or else
+    `prepare(data)` (all the checks; a PreparedLaunch, or a plain callable for the portable path,
+    which is not kept), then launch. Returns data[-1], the output."""
+    try:
+        key = tensor_key([data[i] for i in reads[device_arch(data[0].device)]])
+    except Exception:  # not a tuple of tensors, or no kernel for this device: prepare() tells
+        key = None
+    call = cache.get(key)
+    if call is None:
+        call = prepare(data)
+        if key is not None and isinstance(call, PreparedLaunch):
+            cache.put(key, call)
+    call()
+    return data[-1]
 
 
 class CompileCache:

@@ -636,11 +636,12 @@ def compile_kernel(cache, make_kernel, config, num_b: int, problem: tuple, arch:
     return cache.get((config, arch, options), build)
 
 
-def launch(data, num_b: int, choose_config, compile_for):
+def prepare(data, num_b: int, choose_config, compile_for):
     """The leaderboard entry on sm100 for a tuple (a, b_1..b_nb, sfa, sfb_1.., sfa_permuted,
     sfb_1_permuted.., c): check every tensor the kernel reads (by name), compile or fetch the kernel
-    for the device's SM count, launch, return c."""
-    from shared.cute.runtime import gmem_ptr
+    for the device's SM count, and bind it to the tensors; calling the result launches (the same
+    PreparedLaunch the sm90 kernels use)."""
+    from shared.cute.runtime import PreparedLaunch, gmem_ptr
     from shared.inputs import tuple_names
 
     t = dict(zip(tuple_names(num_b), data))
@@ -660,6 +661,12 @@ def launch(data, num_b: int, choose_config, compile_for):
     check_cuda(**{name: t[name] for name in ["a", *b_names, *scales, "c"]})
     config = choose_config(m, n, k, l, device_sm_count(a))
     compiled = compile_for(m, n, k, l, arch="sm_100a", config=config)
-    compiled(*(gmem_ptr(t[x], AB_DTYPE) for x in ["a", *b_names]), *(gmem_ptr(t[x], SF_DTYPE) for x in scales),
-             gmem_ptr(c, C_DTYPE), (m, n, k, l))
-    return c
+    args = [*(gmem_ptr(t[x], AB_DTYPE) for x in ["a", *b_names]), *(gmem_ptr(t[x], SF_DTYPE) for x in scales),
+            gmem_ptr(c, C_DTYPE), (m, n, k, l)]
+    return PreparedLaunch(compiled, args)
+
+
+def launch(data, num_b: int, choose_config, compile_for):
+    """prepare() and launch once; returns c."""
+    prepare(data, num_b, choose_config, compile_for)()
+    return data[-1]

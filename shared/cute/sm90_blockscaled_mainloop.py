@@ -95,7 +95,7 @@ from cutlass._mlir.dialects import llvm
 from cutlass.cute.nvgpu import cpasync, warpgroup
 from cutlass.cutlass_dsl import T, dsl_user_op
 
-from shared.cute.runtime import CompileCache, LaunchCache
+from shared.cute.runtime import CompileCache, PreparedLaunch
 
 K_TILE = 256  # K per pipeline stage: 128 bytes of packed FP4 per row, 16 scale bytes per row
 K_SUB = 64  # K per decoded fp16 sub-tile of A: one 128-byte swizzle atom row
@@ -895,7 +895,6 @@ class Sm90BlockScaledGemm:
 # --------------------------------------------------------------------------------------------
 
 _COMPILED = CompileCache()
-_LAUNCHES = LaunchCache()
 
 
 def compile_sm90(kernel_cls, config: Sm90Config, options: str = ""):
@@ -926,9 +925,10 @@ def _check_operand(name, t, rows, cols, dtypes):
         raise ValueError(f"{name}: expected a CUDA tensor, got device {t.device}")
 
 
-def launch_sm90(kernel_cls, config: Sm90Config, a, bs, sfa, sfbs, c):
-    """Check the operands and launch: a [M, K/2, 1] FP4x2, bs: one or two [N, K/2, 1], plain scales
-    sfa [M, K/16, 1], sfbs [N, K/16, 1], c [M, N, 1] fp16 (written in place and returned)."""
+def prepare_sm90(kernel_cls, config: Sm90Config, a, bs, sfa, sfbs, c) -> PreparedLaunch:
+    """Check the operands and bind the compiled kernel to them: a [M, K/2, 1] FP4x2, bs: one or two
+    [N, K/2, 1], plain scales sfa [M, K/16, 1], sfbs [N, K/16, 1], c [M, N, 1] fp16 (written in place).
+    Calling the result launches."""
     import torch
 
     from shared.cute.runtime import gmem_ptr
@@ -949,11 +949,13 @@ def launch_sm90(kernel_cls, config: Sm90Config, a, bs, sfa, sfbs, c):
     if c.dtype != torch.float16 or tuple(c.shape) != (m, n, 1) or c.stride(1) != 1 or c.stride(0) != n:
         raise ValueError(f"c: expected fp16 [{m}, {n}, 1] row-major, got {c.dtype} {tuple(c.shape)} {c.stride()}")
     fn = compile_sm90(kernel_cls, config)
-    tensors = (a, bs[0], bs[-1], sfa, sfbs[0], sfbs[-1], c)
+    tensors = (a, bs[0], bs[-1], sfa, sfbs[0], sfbs[-1])
+    args = [gmem_ptr(t, Uint8, 16) for t in tensors] + [gmem_ptr(c, Float16, 16), Int32(m), Int32(n),
+                                                         Int32(k // K_TILE)]
+    return PreparedLaunch(fn, args)
 
-    def make_args():
-        return [gmem_ptr(t, Uint8, 16) for t in tensors[:-1]] + [gmem_ptr(c, Float16, 16), Int32(m), Int32(n),
-                                                                  Int32(k // K_TILE)]
 
-    _LAUNCHES.launch(fn, tuple(t.data_ptr() for t in tensors) + (m, n, k), make_args)
+def launch_sm90(kernel_cls, config: Sm90Config, a, bs, sfa, sfbs, c):
+    """prepare_sm90 and launch once; returns c."""
+    prepare_sm90(kernel_cls, config, a, bs, sfa, sfbs, c)()
     return c

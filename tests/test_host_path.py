@@ -1,0 +1,45 @@
+"""The submissions' host path (shared.cute.runtime.call_prepared and PreparedLaunch): the launch sits
+on torch's current CUDA queue (GPU tier). Each submission is called on NaN-poisoned
+outputs (the poison is a torch op too) and its C is read by a torch op right after the call returns,
+over and over, on the largest benchmark case (the longest kernel). A launch on any other queue would
+race with the fill before it or the read after it, and the read would see NaN or stale values.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import pytest
+import torch
+
+from shared.check import check_groups, check_tensor
+from shared.problem import load_problem
+from shared.worker import clone_data
+
+PROBLEMS = ["gemv", "gemm", "dual_gemm", "group_gemm"]
+
+
+def _outputs(problem, data):
+    return [c for _, _, c in data[0]] if problem == "group_gemm" else [data[-1]]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("problem", PROBLEMS)
+def test_c_read_right_after_the_call_sees_the_kernel_result(problem):
+    prob = load_problem(problem)
+    sub = importlib.import_module(f"problems.{problem}.submission")
+    case = max(prob.benchmarks, key=lambda c: prob.reference.cost(**c)[2])  # the most FLOPs
+    datas = [prob.reference.generate_input(**{**case, "seed": case["seed"] + 42 * i}, device="cuda")
+             for i in range(3)]
+    wants = [prob.reference.ref_kernel(clone_data(d)) for d in datas]
+    for _ in range(4):
+        for data, want in zip(datas, wants):
+            for c in _outputs(problem, data):
+                c.fill_(float("nan"))
+            out = sub.custom_kernel(data)
+            if problem == "group_gemm":
+                ok, msg = check_groups(out, want, prob.rtol, prob.atol)
+            else:
+                ok, msg = check_tensor(out, want, prob.rtol, prob.atol)
+            assert ok, msg
+    torch.cuda.synchronize()
