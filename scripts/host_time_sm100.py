@@ -25,10 +25,13 @@ import json
 import os
 import platform
 import statistics
+import sys
 import time
 from types import SimpleNamespace
 
-import torch
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import torch  # noqa: E402
 
 os.environ.setdefault("CUTE_DSL_ARCH", "sm_100a")  # the sm100 gemv compiles for the arch in the env
 

@@ -1,0 +1,62 @@
+"""Where a submission's host time per call goes, on a GPU: `python scripts/host_profile.py [PROBLEM ...]`.
+
+For each problem's first benchmark case, on the submission's fast path: the median host us (GPU kept
+busy, shared.timing.host_us_per_call) of the whole custom_kernel call and of its parts: the device
+lookup, tensor_key over the tensors the kernel reads, the cache lookup, and the prepared launch (the
+DSL's compiled host code: TMA descriptors and the driver's launch).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import torch  # noqa: E402
+
+from shared import problem as P  # noqa: E402
+from shared import timing as T  # noqa: E402
+from shared.cute import runtime  # noqa: E402
+from shared.worker import install_task_module  # noqa: E402
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("problems", nargs="*", default=["gemv", "gemm", "dual_gemm"])
+    p.add_argument("--calls", type=int, default=200)
+    args = p.parse_args(argv)
+    install_task_module()
+    print(f"{'problem':<10}{'part':<28}{'host us':>9}")
+    for name in args.problems:
+        for part, call in parts_of(name).items():
+            us, busy = T.host_us_per_call([call], n=args.calls)
+            print(f"{name:<10}{part:<28}{us:>9.2f}{'' if busy else '  (GPU went idle)'}")
+    return 0
+
+
+def parts_of(name: str) -> dict:
+    """The whole call and its parts, as zero-argument callables, on a warmed-up input."""
+    prob = P.load_problem(name)
+    sub = importlib.import_module(f"problems.{name}.submission")
+    data = prob.reference.generate_input(**dict(prob.benchmarks[0]), device="cuda")
+    for _ in range(3):
+        sub.custom_kernel(data)
+    torch.cuda.synchronize()
+    dev = data[0].device
+    reads = [data[i] for i in sub._READS[runtime.device_arch(dev)]]
+    key = runtime.tensor_key(reads)
+    return {
+        "custom_kernel": lambda: sub.custom_kernel(data),
+        "data[0].device": lambda: data[0].device,
+        "device_arch(device)": lambda: runtime.device_arch(dev),
+        "tensor_key(reads)": lambda: runtime.tensor_key(reads),
+        "cache.get(key)": lambda: sub._prepared.get(key),
+        "prepared launch": sub._prepared.get(key),
+    }
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
