@@ -48,8 +48,11 @@ def parts_of(name: str) -> dict:
     dev = data[0].device
     reads = [data[i] for i in sub._READS[runtime.device_arch(dev)]]
     key = runtime.tensor_key(reads)
+    ident = runtime.identity_key(data)
     return {
         "custom_kernel": lambda: sub.custom_kernel(data),
+        "identity_key(data)": lambda: runtime.identity_key(data),
+        "by_identity.get(ident)": lambda: sub._prepared.by_identity.get(ident),
         "data[0].device": lambda: data[0].device,
         "device_arch(device)": lambda: runtime.device_arch(dev),
         "tensor_key(reads)": lambda: runtime.tensor_key(reads),

@@ -111,11 +111,39 @@ def test_call_prepared_keeps_kernel_launches_only_and_checks_only_on_a_miss(monk
     assert prepared == [a.data_ptr(), a2.data_ptr()] and len(cache) == 2
     assert launched == [(1,), (1,), (2,), (1,)]
 
-    portable = []
+    portable, other = [], PreparedCalls()
     reads_none = {}  # no kernel for this device: the portable callable runs every time, never kept
     for _ in range(2):
-        call_prepared(cache, (a, c), reads_none, lambda data: lambda: portable.append(1))
-    assert portable == [1, 1] and len(cache) == 2
+        call_prepared(other, (a, c), reads_none, lambda data: lambda: portable.append(1))
+    assert portable == [1, 1] and len(other) == 0 and not other.by_identity
+
+
+def test_identity_aliases_follow_in_place_changes_and_die_with_their_tensors(monkeypatch):
+    from shared.cute import runtime
+
+    monkeypatch.setattr(runtime, "device_arch", lambda device: "sm90")
+    cache, prepared, keys = PreparedCalls(), [], []
+    real_key = runtime.tensor_key
+    monkeypatch.setattr(runtime, "tensor_key", lambda ts: keys.append(1) or real_key(ts))
+
+    def prepare(data):
+        prepared.append(1)
+        return PreparedLaunch(lambda *a: None, [])
+
+    a, c = torch.zeros(16, dtype=torch.uint8), torch.zeros(4, dtype=torch.float16)
+    reads = {"sm90": (0, 1)}
+    call_prepared(cache, (a, c), reads, prepare)
+    call_prepared(cache, (a, c), reads, prepare)
+    assert (len(prepared), len(keys)) == (1, 1)  # the repeat: found by identity, no tensor_key built
+    c.fill_(1.0)  # an in-place op bumps c's version: the identity alias no longer matches ...
+    call_prepared(cache, (a, c), reads, prepare)
+    assert (len(prepared), len(keys)) == (1, 2)  # ... but the tensor_key does: no new checks
+    a.resize_(8)  # same object, other shape: a new tensor_key, so checked again
+    call_prepared(cache, (a, c), reads, prepare)
+    assert len(prepared) == 2
+    aliases = len(cache.by_identity)
+    del a
+    assert len(cache.by_identity) < aliases  # aliases of a dead tensor are dropped with it
 
 
 def test_call_prepared_leaves_bad_input_to_prepare():

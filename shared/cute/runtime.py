@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import weakref
 from collections.abc import Callable, Hashable
 from typing import Any
 
@@ -116,13 +117,26 @@ def tensor_key(tensors) -> tuple:
     return tuple([(t.data_ptr(), t.shape, t.stride(), t.dtype) for t in tensors])
 
 
+def identity_key(tensors) -> tuple:
+    """Which tensor objects these are, and whether they changed since: id, version counter (every
+    in-place op bumps it, the metadata ones - resize_, set_, as_strided_, t_ ... - included) and
+    address (a `.data =` swap changes it). About a third of tensor_key's cost."""
+    return tuple([(id(t), t._version, t.data_ptr()) for t in tensors])
+
+
 class PreparedCalls:
-    """Prepared launches by tensor_key, bounded (cleared when full: the leaderboard rotates through
-    at most 50 input sets, so a working set always fits)."""
+    """Prepared launches, found two ways (both bounded: cleared when full; the leaderboard rotates
+    through at most 50 input sets, so a working set always fits):
+    - by tensor_key of the tensors a kernel reads and writes: what the checks depend on;
+    - by identity_key of the call's tensor objects, an alias added once the first way has found or
+      made the launch, so that a repeat call with the same, unchanged tensors skips building the
+      tensor_key. Each alias holds weak references to its tensors and is dropped when one of them
+      dies, before a new tensor can take its id (and perhaps its address and version)."""
 
     def __init__(self, limit: int = 256) -> None:
         self.limit = limit
         self._calls: dict[Hashable, Callable[[], None]] = {}
+        self.by_identity: dict[tuple, tuple] = {}  # identity_key -> (call, weak references)
 
     def get(self, key: Hashable) -> Callable[[], None] | None:
         return self._calls.get(key)
@@ -133,11 +147,19 @@ class PreparedCalls:
         self._calls[key] = call
         return call
 
+    def alias(self, ident: tuple, tensors, call: Callable[[], None]) -> None:
+        if len(self.by_identity) >= self.limit:
+            self.by_identity.clear()
+        drop = self.by_identity.pop
+        refs = [weakref.ref(t, lambda _ref, ident=ident: drop(ident, None)) for t in tensors]
+        self.by_identity[ident] = (call, refs)
+
     def __len__(self) -> int:
         return len(self._calls)
 
     def clear(self) -> None:
         self._calls.clear()
+        self.by_identity.clear()
 
 
 def bind_compiled(fn: Callable, args: list) -> tuple[Callable, Any, Any, tuple]:
@@ -203,10 +225,19 @@ class PreparedLaunch:
 
 
 def call_prepared(cache: PreparedCalls, data, reads: dict[str, tuple[int, ...]], prepare: Callable) -> Any:
-    """A leaderboard tuple's call through its prepared launch: look the call up by the tensor_key of
-    the tensors its kernel reads and writes (`reads[arch]`: their positions in `data`), or else
-    `prepare(data)` (all the checks; a PreparedLaunch, or a plain callable for the portable path,
-    which is not kept), then launch. Returns data[-1], the output."""
+    """A leaderboard tuple (all tensors, the output last) called through its prepared launch: found
+    by the identity of the tuple's tensors, else by the tensor_key of those its kernel reads and
+    writes (`reads[arch]`: their positions in `data`), else made by `prepare(data)` (all the checks;
+    a PreparedLaunch, or a plain callable for the portable path, which is not kept). Returns
+    data[-1], the output."""
+    try:
+        ident = identity_key(data)
+        hit = cache.by_identity.get(ident)
+    except Exception:  # not a tuple of tensors: prepare() says what is wrong
+        ident = hit = None
+    if hit is not None:
+        hit[0]()
+        return data[-1]
     try:
         key = tensor_key([data[i] for i in reads[device_arch(data[0].device)]])
     except Exception:  # not a tuple of tensors, or no kernel for this device: prepare() tells
@@ -214,8 +245,12 @@ def call_prepared(cache: PreparedCalls, data, reads: dict[str, tuple[int, ...]],
     call = cache.get(key)
     if call is None:
         call = prepare(data)
-        if key is not None and isinstance(call, PreparedLaunch):
-            cache.put(key, call)
+        if key is None or not isinstance(call, PreparedLaunch):
+            call()
+            return data[-1]
+        cache.put(key, call)
+    if ident is not None:
+        cache.alias(ident, data, call)
     call()
     return data[-1]
 
