@@ -27,21 +27,28 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("problems", nargs="*", default=["gemv", "gemm", "dual_gemm"])
     p.add_argument("--calls", type=int, default=200)
+    p.add_argument("--rotate", type=int, nargs="+", default=[1], help="inputs to rotate over (each a run)")
     args = p.parse_args(argv)
     install_task_module()
-    print(f"{'problem':<10}{'part':<28}{'host us':>9}")
+    print(f"{'problem':<10}{'part':<28}" + "".join(f"{f'rot {r}':>9}" for r in args.rotate))
     for name in args.problems:
-        for part, call in parts_of(name).items():
-            us, busy = T.host_us_per_call([call], n=args.calls)
-            print(f"{name:<10}{part:<28}{us:>9.2f}{'' if busy else '  (GPU went idle)'}")
+        inputs = [parts_of(name, seed) for seed in range(max(args.rotate))]
+        for part in inputs[0]:
+            cells = []
+            for r in args.rotate:
+                us, busy = T.host_us_per_call([parts[part] for parts in inputs[:r]], n=args.calls)
+                cells.append(f"{us:>8.2f}{' ' if busy else '*'}")
+            print(f"{name:<10}{part:<28}" + "".join(cells))
+    print("(us: median host time per call, rotating over that many inputs; * the GPU went idle)")
     return 0
 
 
-def parts_of(name: str) -> dict:
+def parts_of(name: str, seed: int) -> dict:
     """The whole call and its parts, as zero-argument callables, on a warmed-up input."""
     prob = P.load_problem(name)
     sub = importlib.import_module(f"problems.{name}.submission")
-    data = prob.reference.generate_input(**dict(prob.benchmarks[0]), device="cuda")
+    case = dict(prob.benchmarks[0])
+    data = prob.reference.generate_input(**{**case, "seed": case["seed"] + 42 * seed}, device="cuda")
     for _ in range(3):
         sub.custom_kernel(data)
     torch.cuda.synchronize()
