@@ -100,3 +100,26 @@ def test_packaged_sm100_kernel_compiles(problem, tmp_path):
     (ptx,) = glob.glob(str(dump / "*.ptx"))
     assert re.search(SIGNATURE[problem], Path(ptx).read_text()), f"CuTe DSL {dsl}: no {SIGNATURE[problem]} in the PTX"
     assert glob.glob(str(dump / "*.cubin")), f"CuTe DSL {dsl}: no cubin"
+
+
+def test_the_dsl_has_the_launch_halves_the_prepared_launch_uses():
+    """shared.cute.runtime.bind_compiled splits a compiled function's call into the DSL's own halves
+    (marshal once, then one C call per launch). Those are internals; this names each one it uses, in
+    the installed DSL: 4.8.1 under `nox -s test`, the runner's 4.3.5 under `nox -s runner_dsl`. Should a
+    DSL drop one, bind_compiled falls back to the plain call (correct, slower) and this test says so."""
+    import inspect
+
+    from cutlass.base_dsl.jit_executor import JitCompiledFunction, JitExecutor
+    from cutlass.cutlass_dsl import cuda_jit_executor
+
+    compiled = cuda_jit_executor.CudaDialectJitCompiledFunction  # what cute.compile returns
+    assert issubclass(compiled, JitCompiledFunction)
+    for name in ("generate_execution_args", "to"):
+        assert callable(getattr(compiled, name, None)), f"CuTe DSL {installed_dsl_version()}: no {name}"
+    assert callable(getattr(JitExecutor, "_get_invoke_packed_args", None))
+    init = inspect.getsource(JitExecutor.__init__)
+    assert "self.jit_module = jit_module" in init and "self.cuda_result =" in init
+    assert "self.capi_func = capi_func" in inspect.getsource(cuda_jit_executor)
+    # The executor's C entry takes the packed argument array, then the status slot, then the kernels.
+    packer = inspect.getsource(JitExecutor._get_invoke_packed_args)
+    assert "cuda_result" in packer
