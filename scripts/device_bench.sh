@@ -82,7 +82,7 @@ bench)
       --json "$OUT/$p.json" > "$OUT/b.log" 2>&1
     echo "bench $p rc=$?" | tee -a "$log"; cat "$OUT/b.log" >> "$log"
     grep -E "^(FAIL|error|note)" "$OUT/b.log" | cut -c1-300
-    timeout 300 python -m shared.eval $p --mode leaderboard --impl submission > "$OUT/b.log" 2>&1
+    timeout 300 python -m shared.eval $p --mode leaderboard --popcorn --impl submission > "$OUT/b.log" 2>&1
     echo "leaderboard $p rc=$? $(grep -c 'check: pass' "$OUT/b.log") x check: pass" | tee -a "$log"
     cat "$OUT/b.log" >> "$log"
   done

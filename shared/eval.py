@@ -10,8 +10,9 @@ Several impls are run one after another in the same invocation and tabulated sid
 Each impl and mode runs in a fresh spawned worker process (shared/worker.py), as on the leaderboard.
 `leaderboard` mode runs the tests first and, if they pass, the timed runs that recheck every sample.
 
-Output: the leaderboard's `key: value` lines (to the file descriptor in POPCORN_FD when set, else to
-stdout), then a table (mean +- err per case, this device's speed of light and the ratio), and with
+Output: a table (mean +- err per case, host us per call, this device's speed of light and the ratio;
+rich on a terminal), a pass/fail line per impl, the leaderboard's `key: value` lines to the file
+descriptor in POPCORN_FD (and to stdout with --popcorn), and with
 --json a results file (device, versions, commit, per-case stats, score = geometric mean of the
 per-case means in seconds). Exit status: 0 all passed, 112 a check failed, 113 a bad case line,
 2 a usage error (unknown problem or impl, impl without custom_kernel).
@@ -195,14 +196,30 @@ def ceilings_text(ce: dict) -> str:
 
 
 def fmt_us(ns: float | None) -> str:
-    return "-" if ns is None else f"{ns / 1e3:.2f}"
+    """Microseconds with about four significant digits (15.63, 101.2, 11277)."""
+    if ns is None:
+        return "-"
+    us = ns / 1e3
+    return f"{us:.0f}" if us >= 1000 else f"{us:.1f}" if us >= 100 else f"{us:.2f}"
 
 
-def table(problem, mode, results: dict, device_info: dict | None, cases: list[dict]) -> str:
+def fmt_host(c: dict) -> str:
+    """Host us per call, one input repeated / rotating; '!' where it exceeds the GPU time per call."""
+    same, rot = c.get("host_us"), c.get("host_rotating_us")
+    if same is None:
+        return "-"
+    return f"{same:.1f} / {rot:.1f}" + (" !" if c.get("host_over_gpu") else "")
+
+
+BENCH_HEAD = ["case", "impl", "mean us", "+-err", "best us", "host us", "graph us", "SOL us", "x SOL",
+              "read-once us", "x read", "read loop us", "x loop"]
+
+
+def table_rows(mode, results: dict, cases: list[dict]) -> tuple[list[str], list[list[str]]]:
+    """The table's head and rows; in timed modes, columns that are empty in every row are left out
+    (on a CPU: the device figures)."""
     rows = []
-    head = ["case", "impl", "status"] if mode == "test" else \
-        ["case", "impl", "mean us", "+-err", "best us", "graph us", "SOL us", "x SOL", "read-once us", "x read",
-         "read loop us", "x loop"]
+    head = ["case", "impl", "status"] if mode == "test" else list(BENCH_HEAD)
     for i, case in enumerate(cases):
         spec = P.describe_case(case)
         for name, r in results.items():
@@ -212,32 +229,65 @@ def table(problem, mode, results: dict, device_info: dict | None, cases: list[di
                 continue
             s = c["stats"] if c and c["status"] == "pass" else None
             if s is None:
-                rows.append([spec, name, "fail" if c else "not run"] + [""] * 9)
+                rows.append([spec, name, "fail" if c else "not run"] + ["-"] * (len(head) - 3))
                 continue
+            mean_us = s["mean"] / 1e3
+            ratio = lambda x, mean_us=mean_us: f"{mean_us / x:.2f}" if x else "-"  # noqa: E731
             sol_us, read_us, loop_us = c.get("sol_us"), c.get("read_once_us"), c.get("read_once_loop_us")
-            rows.append([spec, name, fmt_us(s["mean"]), fmt_us(s["err"]), fmt_us(s["best"]), fmt_us(c.get("graph_ns")),
-                         f"{sol_us:.2f}" if sol_us else "-", f"{s['mean'] / 1e3 / sol_us:.2f}" if sol_us else "-",
-                         f"{read_us:.2f}" if read_us else "-",
-                         f"{s['mean'] / 1e3 / read_us:.2f}" if read_us else "-",
-                         f"{loop_us:.2f}" if loop_us else "-",
-                         f"{s['mean'] / 1e3 / loop_us:.2f}" if loop_us else "-"])
+            rows.append([spec, name, fmt_us(s["mean"]), fmt_us(s["err"]), fmt_us(s["best"]), fmt_host(c),
+                         fmt_us(c.get("graph_ns")), f"{sol_us:.2f}" if sol_us else "-", ratio(sol_us),
+                         f"{read_us:.2f}" if read_us else "-", ratio(read_us),
+                         f"{loop_us:.2f}" if loop_us else "-", ratio(loop_us)])
     if mode != "test":
         for name, r in results.items():
             if r.get("score_s"):
-                rows.append(["geomean (score)", name, f"{r['score_s'] * 1e6:.2f}"] + [""] * 9)
+                rows.append(["geomean (score)", name, fmt_us(r["score_s"] * 1e9)] + ["-"] * (len(head) - 3))
+        keep = [j for j in range(len(head)) if j < 3 or any(row[j] not in ("-", "") for row in rows)]
+        head = [head[j] for j in keep]
+        rows = [[row[j] for j in keep] for row in rows]
+    return head, rows
+
+
+def table(problem, mode, results: dict, device_info: dict | None, cases: list[dict]) -> str:
+    """Plain-text table (for logs, pipes, files)."""
+    head, rows = table_rows(mode, results, cases)
     widths = [max(len(str(x)) for x in col) for col in zip(head, *rows)]
     line = lambda cells: "  ".join(str(c).ljust(w) for c, w in zip(cells, widths)).rstrip()  # noqa: E731
     out = [line(head), line(["-" * w for w in widths])] + [line(r) for r in rows]
     return "\n".join(out)
 
 
-def emit(lines: list[str]) -> None:
+def print_table(title: str, mode, results: dict, device_info, cases: list[dict]) -> None:
+    """One table per run: rich on a terminal, plain text otherwise (or without rich)."""
+    if sys.stdout.isatty():
+        try:
+            from rich.console import Console
+            from rich.table import Table
+        except ImportError:
+            Console = None
+        if Console is not None:
+            head, rows = table_rows(mode, results, cases)
+            t = Table(title=title, title_justify="left")
+            for j, h in enumerate(head):
+                t.add_column(h, justify="left" if j < 2 else "right", no_wrap=j == 0)
+            for row in rows:
+                style = "bold" if row[0] == "geomean (score)" else ("red" if "fail" in row else None)
+                t.add_row(*row, style=style)
+            Console().print(t)
+            return
+    print(title)
+    print(table(None, mode, results, device_info, cases))
+
+
+def emit(lines: list[str], to_stdout: bool) -> None:
+    """The leaderboard's key: value lines go where the leaderboard sends them, the file descriptor in
+    POPCORN_FD; to stdout only when asked (--popcorn)."""
     fd = os.environ.get("POPCORN_FD")
     if fd:
         with os.fdopen(int(fd), "w", closefd=False) as f:
             f.write("\n".join(lines) + "\n")
             f.flush()
-    else:
+    if to_stdout:
         print("\n".join(lines))
 
 
@@ -254,6 +304,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--case", action="append", default=None, help="a case line instead of the manifest's")
     p.add_argument("--seed", type=int, default=None, help="secret seed (as POPCORN_SEED)")
     p.add_argument("--json", default=None, help="write the results JSON here")
+    p.add_argument("--full", action="store_true",
+                   help="on a CPU, time the manifest's benchmark shapes (default there: its small cpu cases)")
+    p.add_argument("--popcorn", action="store_true",
+                   help="also print the leaderboard's key: value lines to stdout (they always go to POPCORN_FD)")
     p.add_argument("--graph", action="store_true",
                    help="also time CUDA-graph replays over rotating inputs (secondary metric, no flush)")
     return p
@@ -291,6 +345,12 @@ def run(args) -> int:
         benches = [secret_seed(c, int(seed)) for c in benches]
     for c in tests + benches:
         check_case_keys(problem, c)
+    if device == "cpu" and args.mode != "test" and not args.case and not args.full and problem.cpu_cases:
+        benches = [dict(c) for c in problem.cpu_cases]
+        if seed is not None:
+            benches = [secret_seed(c, int(seed)) for c in benches]
+        print(f"{problem.name}: on the CPU, timing the manifest's {len(benches)} small cpu cases "
+              "(--full: the leaderboard's benchmark shapes)", file=sys.stderr)
     cases = tests if args.mode == "test" else benches
     impls = [resolve_impl(problem, s) for s in args.impl]
 
@@ -321,14 +381,19 @@ def run(args) -> int:
                 print(f"FAIL {name} [{P.describe_case(c['case'])}]: {c['error']}", file=sys.stderr)
             elif c.get("graph_error"):
                 print(f"note: {name} [{P.describe_case(c['case'])}]: CUDA graph {c['graph_error']}", file=sys.stderr)
-    emit(all_lines)
-    print()
+    emit(all_lines, args.popcorn)
     head = f"{problem.name} --mode {args.mode} --data {args.data} on {device}"
     if device_info and device_info["ceilings"]:
         ce = device_info["ceilings"]
         head += f" ({ce['device']}; {ceilings_text(ce)})"
-    print(head)
-    print(table(problem, args.mode, results, device_info, cases))
+    print_table(head, args.mode, results, device_info, cases)
+    if args.mode != "test" and device == "cuda":
+        print("host us: median host time per call, GPU kept busy: one input repeated / rotating over the case's "
+              "inputs; ! = more than the GPU time per call")
+    for name, r in results.items():
+        n_pass = sum(c["status"] == "pass" for c in r["cases"])
+        print(f"{name}: {'pass' if passed(r) else 'FAIL'} ({n_pass}/{len(cases)} cases)"
+              + (f"; {r['error']}" if r["error"] else ""))
 
     if args.json:
         write_json(args, problem, device, results, device_info)

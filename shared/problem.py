@@ -49,6 +49,7 @@ class Problem:
     atol: float
     inputs_per_sample: int  # 1 for gemv (eval.py), 50 for gemm/dual, 15 for group
     timing: dict = field(default_factory=dict)
+    cpu_cases: tuple[dict, ...] = ()  # small shapes that `bench` times on a CPU unless --full
     extra_leaderboards: tuple[str, ...] = ()
 
     @property
@@ -83,6 +84,7 @@ def load_problem(name: str) -> Problem:
         atol=float(m["tolerance"]["atol"]),
         inputs_per_sample=int(m["timing"]["inputs_per_sample"]),
         timing=dict(m["timing"]),
+        cpu_cases=tuple(_freeze_case(c) for c in m.get("cpu", ())),
         extra_leaderboards=tuple(m.get("extra_leaderboards", ())),
     )
 

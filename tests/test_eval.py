@@ -25,7 +25,7 @@ def run_eval(*args, env=None):
 
 @pytest.mark.parametrize("problem", ["gemv", "gemm", "dual_gemm", "group_gemm"])
 def test_reference_and_peer_pass_the_manifest_tests(problem):
-    r = run_eval(problem, "--mode", "test", "--impl", "reference", "bf16-predecoded", "--device", "cpu")
+    r = run_eval(problem, "--mode", "test", "--impl", "reference", "bf16-predecoded", "--device", "cpu", "--popcorn")
     assert r.returncode == 0, r.stderr
     n = len(E.P.load_problem(problem).tests)
     assert r.stdout.count("check: pass") == 2 and f"test-count: {n}" in r.stdout
@@ -41,7 +41,7 @@ def test_reference_and_peer_pass_the_manifest_tests(problem):
 ])
 def test_wrong_impls_fail_stress_data_with_a_clear_line(impl, needle):
     r = run_eval("gemv", "--mode", "test", "--data", "stress", "--device", "cpu", "--impl", str(IMPLS / impl),
-                 "--case", SMALL["gemv"])
+                 "--case", SMALL["gemv"], "--popcorn")
     assert r.returncode == E.EXIT_CHECK
     assert "check: fail" in r.stdout and needle in r.stderr
     assert "Traceback" not in r.stderr
@@ -93,9 +93,22 @@ def test_benchmark_mode_on_cpu_writes_json_and_popcorn_lines(tmp_path):
 
 
 def test_leaderboard_mode_runs_tests_then_rechecked_timing():
-    r = run_eval("gemv", "--mode", "leaderboard", "--device", "cpu", "--impl", "reference", "--case", SMALL["gemv"])
+    r = run_eval("gemv", "--mode", "leaderboard", "--device", "cpu", "--impl", "reference", "--case", SMALL["gemv"],
+                 "--popcorn")
     assert r.returncode == 0, r.stderr
     assert "benchmark.0.mean" in r.stdout and "check: pass" in r.stdout
+
+
+def test_people_get_a_table_and_the_protocol_stays_off_stdout():
+    """Without --popcorn (and no POPCORN_FD) stdout holds the table and one verdict line per impl;
+    a CPU benchmark times the manifest's small cpu cases and says so."""
+    r = run_eval("gemv", "--mode", "benchmark", "--device", "cpu", "--impl", "bf16-predecoded")
+    assert r.returncode == 0, r.stderr
+    assert "check:" not in r.stdout and "benchmark.0.mean" not in r.stdout
+    assert "mean us" in r.stdout and "geomean (score)" in r.stdout and "bf16-predecoded: pass (2/2 cases)" in r.stdout
+    assert "small cpu cases" in r.stderr
+    for case in E.P.load_problem("gemv").cpu_cases:
+        assert E.P.describe_case(case) in r.stdout
 
 
 def test_case_parser_and_secret_seed():

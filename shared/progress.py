@@ -1,0 +1,48 @@
+"""Progress of a long run, on stderr: which case of how many, which impl, time so far.
+
+On a terminal with rich installed: one live line, rewritten in place. Elsewhere (CI logs, pipes, the
+leaderboard runner, which has no rich): a plain line per step. Nothing is shown for runs that end
+within QUIET_S seconds, so short runs stay quiet.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+QUIET_S = 2.0
+
+
+class Progress:
+    def __init__(self, label: str, total: int) -> None:
+        self.label, self.total, self.t0 = label, total, time.perf_counter()
+        self._live = None
+        if sys.stderr.isatty():
+            try:
+                from rich.console import Console
+
+                self._console = Console(stderr=True)
+            except ImportError:
+                self._console = None
+        else:
+            self._console = None
+
+    def step(self, i: int, what: str) -> None:
+        """Now at step i (1-based) of total: `what` (a case description)."""
+        elapsed = time.perf_counter() - self.t0
+        if elapsed < QUIET_S and i > 1 and self._live is None:
+            return
+        text = f"{self.label}: {i}/{self.total} {what} ({elapsed:.0f} s)"
+        if self._console is not None:
+            if self._live is None:
+                self._live = self._console.status(text)
+                self._live.start()
+            else:
+                self._live.update(text)
+        elif elapsed >= QUIET_S:
+            print(text, file=sys.stderr, flush=True)
+
+    def done(self) -> None:
+        if self._live is not None:
+            self._live.stop()
+            self._live = None
