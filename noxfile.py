@@ -1,5 +1,5 @@
 """Sessions: `nox -s test` (default), `nox -s lint`, `nox -s bench -- PROBLEM [eval options]`,
-`nox -s package -- PROBLEM`, `nox -s submit -- PROBLEM --mode ...`, `nox -s runner_dsl`.
+`nox -s package -- PROBLEM`, `nox -s submit -- PROBLEM --mode ...`, `nox -s runner_dsl`, `nox -s report`.
 
 Installs come from hash-pinned locks (locks/*.txt, written by ci/lock.sh from locks/*.in):
 NVFP4_LOCK=dev (CPU torch: CI and any machine without an NVIDIA driver, the default there),
@@ -100,6 +100,15 @@ def bench(session: nox.Session) -> None:
         stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
         args += ["--json", f"results/{args[0]}-{stamp}.json"]
     session.run("python", "-m", "shared.eval", *args)
+
+@nox.session(python=PYTHON)
+def report(session: nox.Session) -> None:
+    """results/summary.png from the newest results JSON per problem (`python -m shared.report --summary`);
+    run it whenever results are committed. Extra args go to shared.report (e.g. --plot OUT.png FILES)."""
+    session.chdir(REPO)
+    install(session)
+    session.run("python", "-m", "shared.report", *(session.posargs or ["--summary"]))
+
 
 REPO = os.path.dirname(os.path.abspath(__file__))
 LOCK_FILES = {

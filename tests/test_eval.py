@@ -137,3 +137,16 @@ def test_report_renders_committed_results():
     for path in sorted((REPO / "results").glob("*.json")):
         text = report.render(str(path))
         assert "geomean (score)" in text and "mean us" in text, path
+
+
+def test_report_draws_the_newest_results_per_problem(tmp_path):
+    from shared import report
+
+    paths = sorted(str(p) for p in (REPO / "results").glob("*.json"))
+    docs = report.newest_per_problem(paths)
+    assert [d["problem"] for d in docs] == [p for p in E.P.PROBLEM_NAMES if any(f"-{p}-" in x for x in paths)]
+    for d in docs:  # newest: no file of the same problem has a later date
+        assert all(json.load(open(p))["date"] <= d["date"] for p in paths if f"-{d['problem']}-" in p)
+    out = tmp_path / "summary.png"
+    assert report.main(["--plot", str(out), *paths]) == 0
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and out.stat().st_size > 20_000

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -433,3 +434,14 @@ def test_packaged_submission_passes_evaluator_test_mode_cpu(problem, tmp_path):
 @pytest.mark.parametrize("problem", PROBLEMS)
 def test_packaged_submission_passes_evaluator_test_mode_gpu(problem, tmp_path):
     run_evaluator(problem, packaged_problem(problem, tmp_path), "cuda", tmp_path)
+
+
+@pytest.mark.parametrize("problem", PROBLEMS)
+def test_packaged_submission_imports_no_development_tool(problem, tmp_path):
+    """The leaderboard runner has neither rich nor matplotlib (locks/leaderboard.txt): the packaged
+    file must not import them, whatever the evaluator and the report use."""
+    text = packaged_problem(problem, tmp_path).read_text()
+    for tool in ("rich", "matplotlib", "xdist"):
+        found = re.findall(rf"^\s*(?:import|from)\s+{tool}\b.*$", text, flags=re.M)
+        assert not found, f"{problem}: {found}"
+    assert "shared.progress" not in text and "shared.report" not in text
