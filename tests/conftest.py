@@ -3,8 +3,16 @@ A tier that cannot run here is skipped with its reason in the pytest summary (-r
 
 from __future__ import annotations
 
+import os
+
 import pytest
 import torch
+
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # Under pytest-xdist each worker (and the evaluator processes it spawns, which inherit the
+    # environment) takes one core: two workers with two BLAS threads each on two cores thrash.
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    torch.set_num_threads(1)
 
 
 def _capability():
