@@ -32,11 +32,14 @@ sanitize)
   san() {  # tool problem case...
     local tool=$1 p=$2; shift 2
     local args=(); for c in "$@"; do args+=(--case "$c"); done
-    timeout 280 compute-sanitizer --tool "$tool" --target-processes all --error-exitcode 99 ${SANITIZER_FLAGS:-} \
+    # --report-api-errors no: the DSL and cuda-python probe the driver for optional entry points
+    # (cuGetProcAddress answers "invalid argument" ~34 times); those are not memory errors.
+    timeout 280 compute-sanitizer --tool "$tool" --target-processes all --error-exitcode 99 \
+      ${SANITIZER_FLAGS:---report-api-errors no} \
       python -m shared.eval "$p" --mode test --impl submission "${args[@]}" >> "$log" 2>&1
     echo "sanitizer $tool $p rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tail -1)" | tee -a "$log"
   }
-  for tool in memcheck racecheck; do
+  for tool in ${SANITIZER_TOOLS:-memcheck racecheck}; do
     for p in ${@:-gemv gemm dual_gemm group_gemm}; do
       case $p in
       gemv) san $tool gemv "m: 128; k: 256; l: 1; seed: 5" "m: 512; k: 1536; l: 2; seed: 5" ;;
@@ -44,35 +47,7 @@ sanitize)
                 "m: 128; n: 7168; k: 8192; l: 1; seed: 5" ;;
       dual_gemm) san $tool dual_gemm "m: 256; n: 512; k: 512; l: 1; seed: 5" "m: 512; n: 3072; k: 512; l: 1; seed: 5" ;;
       group_gemm) san $tool group_gemm "m: [40, 176, 128]; n: [512, 256, 384]; k: [512, 1024, 256]; g: 3; seed: 5" ;;
-      host)
-  for p in "$@"; do
-    python -m shared.package "$p" >> "$log" 2>&1
-    impls=(submission bf16-predecoded "dist/$p/submission.py")
-    [ -n "${HOST_BASE_DIR:-}" ] && impls+=("$HOST_BASE_DIR/$p.py")
-    python -m shared.eval "$p" --mode benchmark --impl "${impls[@]}" --json "$OUT/$p.json" > "$OUT/b.log" 2>&1
-    echo "host bench $p rc=$?" | tee -a "$log"; cat "$OUT/b.log" >> "$log"
-    grep -E "^(FAIL|error)" "$OUT/b.log" | cut -c1-300
-  done
-  rm -f "$OUT/b.log"
-  python scripts/host_time_sm100.py --json "$OUT/sm100_host.json" 2>&1 | tee -a "$log" | tail -5
-  python - "$OUT"/*.json <<'PY'
-import json, sys
-print(f"{'problem':<11}{'case':<44}{'impl':<26}{'mean us':>9}{'host us':>9}{'rot us':>8}  flags")
-for path in sys.argv[1:]:
-    doc = json.load(open(path))
-    if "impls" not in doc:
-        continue
-    for name, r in doc["impls"].items():
-        for c in r["cases"]:
-            s = c.get("stats") or {}
-            spec = "; ".join(f"{k}: {v}" for k, v in c["case"].items() if k != "seed")[:43]
-            fl = ("HOST>GPU " if c.get("host_over_gpu") else "") + ("" if c.get("host_gpu_busy", True) else "gpu-idle")
-            f = lambda v: f"{v:.1f}" if isinstance(v, (int, float)) else "-"
-            print(f"{doc['problem']:<11}{spec:<44}{name[-25:]:<26}{f(s.get('mean', 0) / 1e3):>9}"
-                  f"{f(c.get('host_us')):>9}{f(c.get('host_rotating_us')):>8}  {fl}")
-PY
-  ;;
-esac
+      esac
     done
   done
   grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$log" | sort | uniq -c ;;
