@@ -1,95 +1,229 @@
-"""Grouped GEMM on sm90 (problems/group_gemm/kernel_sm90.py: each group through the GEMM kernel).
+"""Grouped GEMM on sm90 (problems/group_gemm/kernel_sm90.py: every group's tiles in one launch).
 
-CPU tier: the reordered -> plain scale conversion agrees with shared/scales.py on M that are not
-multiples of 128 (with random filler in the tail); every manifest group gets a config the GEMM kernel
-takes; off sm90 the kernel path declines (the portable path runs); reordered scales that do not fit
-their group are refused with the group and tensor named.
-GPU tier (sm90): every manifest case, leaderboard and stress data, every C NaN-poisoned first; the
-kernel path must be the one that ran; a bad reordered tensor raises before any group is launched.
+CPU tier: the tile table against brute force (every order, empty and tiny groups); the in-kernel
+addressing of the reordered scales against shared/scales.py; both kernels compile for sm_90a, the
+GEMM's PTX loads through descriptor addresses after the tensormap fence and the descriptor kernel's
+PTX replaces address, shapes and strides; bad reordered scales and sizes are refused by name.
+GPU tier (sm90): every manifest case plus G = 1, G = 16, a group of M = 8 and groups whose sizes
+differ 30x, leaderboard and stress data, every C NaN-poisoned first; one launch per call; a bad
+reordered tensor raises before anything is launched; repeat calls see in-place changes of inputs.
 """
 
 from __future__ import annotations
 
+import itertools
+import re
+
 import pytest
 import torch
 
-from problems.group_gemm import kernel_sm90
-from problems.group_gemm.config import choose_sm90
+from problems.group_gemm import kernel_sm90 as K
 from shared import scales as S
 from shared.check import check_groups
 from shared.problem import load_problem
+from shared.worker import install_task_module
+from tests import sm90_common as C
 
 PROBLEM = load_problem("group_gemm")
+install_task_module()  # the submission starts with the leaderboard's `from task import ...`
+EXTRA_CASES = [  # G = 1, G = 16, M = 8, sizes 30x apart
+    dict(m=[96], n=[256], k=[512], g=1, seed=7),
+    dict(m=[8, 40, 72, 128, 200, 256, 16, 64] * 2, n=[128, 256] * 8, k=[256, 512, 768, 256] * 4, g=16, seed=8),
+    dict(m=[8, 240], n=[384, 128], k=[256, 512], g=2, seed=9),
+    dict(m=[16, 480], n=[128, 3840], k=[1024, 256], g=2, seed=10),
+]
 
 
-def manifest_groups():
-    for case in PROBLEM.tests + PROBLEM.benchmarks:
-        yield from zip(case["m"], case["n"], case["k"])
+# ------------------------------------------------------------------ tile schedule
 
 
-@pytest.mark.parametrize("rows,k", [(40, 256), (128, 512), (164, 2048), (384, 768)])
-def test_plain_scales_undo_the_reordered_layout(rows, k):
+@pytest.mark.parametrize("order", K.ORDERS)
+@pytest.mark.parametrize("ms", [[80, 176, 128, 72], [0, 40], [1], [0], [300, 0, 8, 129], []])
+def test_tile_table_covers_every_tile_once(order, ms):
+    sizes = [(m, 128 * (1 + g % 3), 256 * (1 + g % 2), 1) for g, m in enumerate(ms)]
+    brute = {(g, i, j) for g, (m, n, _, _) in enumerate(sizes)
+             for i in range(m) if i % 128 == 0 for j in range(n // 128)}
+    brute = {(g, i // 128, j) for g, i, j in brute}
+    table = K.tile_table(sizes, order)
+    assert len(table) == len(set(table)) and set(table) == brute
+
+
+def test_long_first_puts_the_longest_k_and_largest_groups_first():
+    sizes = [(128, 256, 256, 1), (256, 256, 1024, 1), (384, 256, 1024, 1), (40, 128, 512, 1)]
+    groups = [g for g, _, _ in K.tile_table(sizes, "long_first")]
+    assert [g for g, _ in itertools.groupby(groups)] == [2, 1, 3, 0]
+    with pytest.raises(ValueError, match="tile order must be one of"):
+        K.tile_table(sizes, "random")
+
+
+def test_round_robin_alternates_groups():
+    sizes = [(128, 256, 256, 1), (128, 128, 256, 1)]
+    assert [g for g, _, _ in K.tile_table(sizes, "round_robin")] == [0, 1, 0]
+
+
+# ------------------------------------------------------------------ scales read in place
+
+
+def test_the_kernels_scale_addresses_match_the_reordered_layout():
+    """The byte the decoders (u16 per 32-K chunk) and the consumers (two words per 128 K) read for
+    row r, scale j of a 128-row x 256-K stage is plain (r, j) of the reordered storage."""
+    rows, k = 256, 512
     plain = torch.randint(0, 256, (rows, k // 16, 1), dtype=torch.uint8)
-    filler = torch.randint(0, 256, S.storage_shape(rows, k // 16, 1), dtype=torch.uint8)
-    reordered = S.to_permuted(plain, filler)
-    got = kernel_sm90.plain_scales(reordered, rows, k)
-    assert got.is_contiguous() and tuple(got.shape) == (rows, k // 16, 1)
-    assert torch.equal(got, plain)
-    assert torch.equal(got, S.from_permuted(reordered, rows, k // 16))
-
-
-def test_every_manifest_group_gets_a_config_the_gemm_kernel_takes():
-    from shared.cute.sm90_blockscaled_mainloop import Sm90BlockScaledGemm
-
-    for m, n, k in manifest_groups():
-        cfg = choose_sm90(m, n, k)
-        assert cfg is not None and Sm90BlockScaledGemm.can_implement(m, n, k, 1, cfg), (m, n, k, cfg)
-        assert not cfg.swap_ab or m % cfg.tile_m == 0
-
-
-def test_no_sm90_config_for_l_other_than_one_means_the_portable_path():
-    data = PROBLEM.reference.generate_input(m=[64], n=[128], k=[256], g=1, seed=1, device="cpu")
-    assert kernel_sm90.run(data, [(64, 128, 256, 2)]) is None  # L = 2: no config, nothing launched
-    assert kernel_sm90.run(data, [(64, 128, 256, 1)]) is None  # CPU tensors: not for the kernel
+    flat = S.permuted_storage(S.to_permuted(plain)).tolist()
+    for mb, kt in itertools.product(range(2), range(2)):
+        stage = flat[(mb * 2 + kt) * 2048:][:2048]  # the TMA box: block mb * k_tiles + kt
+        for r in range(128):
+            want = plain[mb * 128 + r, 16 * kt:16 * kt + 16, 0].tolist()
+            for ch in range(8):  # decoder: scales 2ch, 2ch + 1
+                at = ((ch >> 1) << 9) + ((r & 31) << 4) + ((r >> 5) << 2) + ((ch & 1) << 1)
+                assert stage[at:at + 2] == want[2 * ch:2 * ch + 2]
+            for sub in (0, 2):  # consumer: scales 4sub .. 4sub + 7 as two words
+                at = sub * 512 + (r % 32) * 16 + (r // 32) * 4
+                assert stage[at:at + 4] + stage[at + 512:at + 516] == want[4 * sub:4 * sub + 8]
 
 
 def test_reordered_scales_that_do_not_fit_their_group_are_refused():
     good = torch.zeros(S.permuted_shape(40, 512 // 16, 1), dtype=torch.uint8)
-    with pytest.raises(ValueError, match=r"group 1 sfb_reordered must be a CUDA tensor of shape \(32, 4, 1, 4, 8, 1\)"):
-        kernel_sm90.check_reordered(1, "sfb_reordered", good[:, :, :, :, :4], 40, 512)
+    with pytest.raises(ValueError, match=r"group 1 sfb_reordered must have shape \(32, 4, 1, 4, 8, 1\)"):
+        K.check_reordered(1, "sfb_reordered", good[:, :, :, :, :4], 40, 512)
     with pytest.raises(TypeError, match="group 0 sfa_reordered must have dtype"):
-        kernel_sm90.check_reordered(0, "sfa_reordered", good.float(), 40, 512)
+        K.check_reordered(0, "sfa_reordered", good.float(), 40, 512)
     with pytest.raises(TypeError, match="must be a torch.Tensor"):
-        kernel_sm90.check_reordered(0, "sfa_reordered", None, 40, 512)
+        K.check_reordered(0, "sfa_reordered", None, 40, 512)
 
 
-@pytest.mark.sm90
-def test_sm90_wrong_reordered_scales_raise_before_any_launch():
-    data = PROBLEM.reference.generate_input(m=[64, 96], n=[128, 256], k=[256, 512], g=2, seed=5, device="cuda")
-    (sfa_r, sfb_r) = data[2][1]
-    data[2][1] = (sfa_r, sfb_r[:, :, :, :, :1])  # group 1's sfb for K = 256, not 512
-    for _, _, c in data[0]:
-        c.fill_(float("nan"))
-    with pytest.raises(ValueError, match="group 1 sfb_reordered"):
-        kernel_sm90.run(data, [tuple(s) for s in data[3]])
-    torch.cuda.synchronize()
-    assert all(torch.isnan(c).all() for _, _, c in data[0]), "a group was computed before the error"
+def test_reordered_scales_with_other_strides_are_refused():
+    plain = torch.zeros(S.permuted_shape(40, 512 // 16, 1), dtype=torch.uint8)  # contiguous: not the view
+    with pytest.raises(ValueError, match=r"group 0 sfa_reordered must have the leaderboard's strides"):
+        K.check_reordered(0, "sfa_reordered", plain, 40, 512)
+    good = S.to_permuted(torch.zeros(40, 512 // 16, 1, dtype=torch.uint8))
+    with pytest.raises(ValueError, match="group 0 sfa_reordered must be a CUDA tensor"):
+        K.check_reordered(0, "sfa_reordered", good, 40, 512)
 
 
-@pytest.mark.sm90
-@pytest.mark.parametrize("generator", ["generate_input", "generate_stress_input"])
-@pytest.mark.parametrize("case", range(len(PROBLEM.tests) + len(PROBLEM.benchmarks)))
-def test_sm90_groups_match_reference(case, generator):
-    spec = (PROBLEM.tests + PROBLEM.benchmarks)[case]
+def test_sizes_the_kernel_cannot_take_are_named():
+    from problems.group_gemm import submission as sub
+
+    sub_check = sub._check_kernel_sizes
+    with pytest.raises(ValueError, match="same L"):
+        sub_check([(64, 128, 256, 1), (64, 128, 256, 2)])
+    with pytest.raises(ValueError, match=r"group 1 .*K % 256"):
+        sub_check([(64, 128, 256, 1), (64, 128, 384, 1)])
+    with pytest.raises(ValueError, match=r"group 0 .*N % 128"):
+        sub_check([(64, 192, 256, 1)])
+    sub_check([(8, 128, 256, 1)])
+
+
+def test_an_empty_group_list_is_refused():
+    from problems.group_gemm import submission as sub
+
+    with pytest.raises(ValueError, match="group list is empty"):
+        sub.custom_kernel(([], [], [], []))
+
+
+# ------------------------------------------------------------------ compiled code
+
+
+@pytest.fixture(scope="module")
+def kernels(tmp_path_factory):
+    """(gemm PTX, gemm cubin, descriptor kernel PTX), compiled for sm_90a with the artifacts kept."""
+    out = {}
+    for name in ("gemm", "descriptors"):
+        d = tmp_path_factory.mktemp(name)
+        K.compiled(name, f"--keep-ptx --keep-cubin --dump-dir {d}")
+        out[name] = (next(d.glob("*.ptx")).read_text(), next(d.glob("*.cubin")))
+    return out
+
+
+def test_the_grouped_gemm_loads_through_each_groups_descriptors(kernels):
+    ptx, cubin = kernels["gemm"]
+    C.check_ptx(ptx, num_b=1)
+    C.check_sass(cubin, num_b=1)
+    # four descriptors (A, SFA, B, SFB), each acquired for the tensormap proxy before the first load
+    assert len(re.findall(r"fence\.proxy\.tensormap::generic\.acquire\.gpu", ptx)) == 4
+
+
+def test_the_descriptor_kernel_replaces_address_shape_and_stride(kernels):
+    ptx, _ = kernels["descriptors"]
+    for field in ("global_address", "global_dim", "global_stride"):
+        assert re.search(rf"tensormap\.replace\.tile\.{field}", ptx), field
+    assert "fence.proxy.tensormap::generic.release.gpu" in ptx
+
+
+# ------------------------------------------------------------------ on the H100
+
+
+def _run_case(spec, generator):
+    from problems.group_gemm import submission as sub
+
     ref = PROBLEM.reference
     data = getattr(ref, generator)(m=spec["m"], n=spec["n"], k=spec["k"], g=spec["g"], seed=spec["seed"],
                                    device="cuda")
     want = ref.ref_kernel(([tuple(t.clone() for t in group) for group in data[0]], *data[1:]))
     for _, _, c in data[0]:
         c.fill_(float("nan"))
-    got = kernel_sm90.run(data, [tuple(s) for s in data[3]])
-    assert got is not None, "the sm90 path did not take this case"
+    got = sub.custom_kernel(data)
     torch.cuda.synchronize()
     assert all(g.data_ptr() == c.data_ptr() for g, (_, _, c) in zip(got, data[0])), "C must be written in place"
     ok, msg = check_groups(got, want, 1e-3, 1e-3)
     assert ok, msg
+    return data
+
+
+@pytest.mark.sm90
+@pytest.mark.parametrize("generator", ["generate_input", "generate_stress_input"])
+@pytest.mark.parametrize("case", range(len(PROBLEM.tests) + len(PROBLEM.benchmarks) + len(EXTRA_CASES)))
+def test_sm90_groups_match_reference(case, generator):
+    _run_case((list(PROBLEM.tests) + list(PROBLEM.benchmarks) + EXTRA_CASES)[case], generator)
+
+
+@pytest.mark.sm90
+def test_sm90_one_launch_per_call():
+    from torch.profiler import ProfilerActivity, profile
+
+    from problems.group_gemm import submission as sub
+
+    data = _run_case(EXTRA_CASES[1], "generate_input")  # prepared: the descriptors are written
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        sub.custom_kernel(data)
+        torch.cuda.synchronize()
+    kernels = [e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
+    assert len(kernels) == 1, [e.name for e in kernels]
+
+
+@pytest.mark.sm90
+def test_sm90_repeat_calls_read_the_inputs_as_they_are_now():
+    from problems.group_gemm import submission as sub
+
+    data = _run_case(PROBLEM.tests[3], "generate_stress_input")
+    ref = PROBLEM.reference
+    fresh = ref.generate_stress_input(m=PROBLEM.tests[3]["m"], n=PROBLEM.tests[3]["n"], k=PROBLEM.tests[3]["k"],
+                                      g=PROBLEM.tests[3]["g"], seed=99, device="cuda")
+    for mine, new in zip(data[0], fresh[0]):  # new values in the same tensors
+        mine[0].copy_(new[0])
+    data[1][:] = fresh[1]  # the plain scales the reference reads (CPU)
+    for mine, new in zip(data[2], fresh[2]):
+        mine[0].copy_(new[0])
+        mine[1].copy_(new[1])
+    want = ref.ref_kernel(([(a, b, c.clone()) for a, b, c in data[0]], *data[1:]))
+    for _, _, c in data[0]:
+        c.fill_(float("nan"))
+    got = sub.custom_kernel(data)
+    torch.cuda.synchronize()
+    ok, msg = check_groups(got, want, 1e-3, 1e-3)
+    assert ok, msg
+
+
+@pytest.mark.sm90
+def test_sm90_wrong_reordered_scales_raise_before_any_launch():
+    from problems.group_gemm import submission as sub
+
+    data = PROBLEM.reference.generate_input(m=[64, 96], n=[128, 256], k=[256, 512], g=2, seed=5, device="cuda")
+    (sfa_r, sfb_r) = data[2][1]
+    data[2][1] = (sfa_r, sfb_r[:, :, :, :, :1])  # group 1's sfb for K = 256, not 512
+    for _, _, c in data[0]:
+        c.fill_(float("nan"))
+    with pytest.raises(ValueError, match="group 1 sfb_reordered"):
+        sub.custom_kernel(data)
+    torch.cuda.synchronize()
+    assert all(torch.isnan(c).all() for _, _, c in data[0]), "a group was computed before the error"

@@ -1,23 +1,13 @@
-"""Tuning choices of the grouped GEMM on sm90: each group runs the GEMM kernel (problems/gemm), so a
-group's config is the GEMM's choice for its shape.
+"""Tuning choice of the grouped GEMM on sm90: one config for every group (one launch, one kernel).
 
-The GEMM's unswapped configs take a partial last tile of A (M is their S side, whose missing rows
-TMA fills with zeros), so a group with M = 80 runs as the GEMM would run M = 128: the chooser sees M
-rounded up to 64. Its swapped config (A's rows whole 128-row tiles in registers) takes only M that
-are multiples of 128; where the GEMM's choice cannot take the shape, SM90_M64 can (any M, N % 64,
-K % 256, which the problem guarantees).
+Tiles of 128 rows of A x 128 rows of B (two consumer warpgroups): the reordered scales come in
+blocks of 128 rows, one TMA box per block and K tile, and a B tile decoded into registers serves
+twice the MMA work of the 64-row-B configs. Stages, slots and registers as the GEMM's 128-row
+configs (problems/gemm/config.py). Tile orders measured: results/README.md.
 """
 
-from __future__ import annotations
+from dataclasses import replace
 
-from problems.gemm import config as gemm_config
-from shared.cute.sm90_blockscaled_mainloop import Sm90BlockScaledGemm, Sm90Config
+from problems.gemm.config import SM90_M128
 
-
-def choose_sm90(m: int, n: int, k: int) -> Sm90Config | None:
-    """The config for one group (M, N, K), or None where no sm90 config takes it."""
-    cfg = gemm_config.choose_sm90(-(-m // 64) * 64, n, k)
-    for candidate in (cfg, gemm_config.SM90_M64):
-        if Sm90BlockScaledGemm.can_implement(m, n, k, 1, candidate):
-            return candidate
-    return None
+SM90 = replace(SM90_M128, n_cwg=2, consumer_regs=200, a_unroll=2)

@@ -1,77 +1,286 @@
-"""Hopper (sm_90a) grouped NVFP4 GEMM: every group through the GEMM kernel (problems/gemm/kernel_sm90.py,
-exact FP4 x E4M3 -> fp16 decode, fp16 wgmma), one launch per group, in group order.
+"""Hopper (sm_90a) grouped NVFP4 GEMM in one launch: every group's output tiles in one grid.
 
-Not yet a grouped kernel: G launches one after the other, each sized by its own group (config.py).
-A single persistent launch over the tiles of all groups would overlap the groups' pipeline fill and
-tail and keep the SMs full between them; it needs per-group TMA descriptors in device memory.
+The mainloop is the GEMM's (shared/cute/sm90_blockscaled_mainloop.py: exact FP4 x E4M3 -> fp16
+decode, fp16 wgmma, split roles), with 128 x 128 tiles (128 rows of A decoded into shared memory,
+two consumer warpgroups of 64 rows of B each). What is grouped:
 
-Scales. This problem's plain scales live on the CPU, and copying them over each call would cost more
-than the GEMMs (benchmark 1 has ~15 MB of them). The reordered copies are on the GPU already
-([32, 4, ceil(rows/128), 4, K/64, 1], LEADERBOARD.md 2.5): one strided copy per tensor turns them
-back into the plain [rows, K/16, 1] layout the kernel's TMA reads, and drops the M-tail filler.
+- Tiles. A table of (group, A tile, B tile) rows, one CTA per row, in an order chosen on the host
+  (`tile_table`): the hardware hands out CTAs in table order as SMs free up, so the order is the
+  schedule. Groups of different K take different times per tile, so the longest tiles go first.
+- TMA descriptors. Each group has its own A, B and scale tensors, so its own four descriptors. A
+  one-block-per-group descriptor kernel writes them into a device buffer (a copy of the compiled
+  template, then base address, shape and strides replaced: tensormap.replace) once per distinct
+  set of tensors; the GEMM kernel loads through them (cp.async.bulk.tensor with a descriptor
+  address) after a tensormap-proxy acquire fence.
+- Scales. The leaderboard's reordered copies are read where they are, with no copy: for 128 rows
+  and 256 K they hold one contiguous 2048-byte block (LEADERBOARD.md 2.5), which one TMA box loads
+  per stage (Sm90BlockScaledGemm.blocked_sf). In the last 128-row block of A the rows past M hold
+  random filler; TMA zero-fills the A rows past M, the filler scales multiply zeros (or make NaN in
+  accumulator columns past M), and the epilogue stores no column past M.
+- Per-group metadata (C address, M, N, K tiles) is a small int64 tensor on the device, built with
+  the descriptors.
 
+One call = one launch (plus the descriptor kernel the first time a set of tensors is seen). Host
+work per repeat call is a lookup and one C call (shared/cute/runtime.py, call_prepared).
+
+Constraints: L = 1, K % 256 == 0, N % 128 == 0 per group (M any), the leaderboard layouts.
 Run: `python -m shared.eval group_gemm --mode test --data stress --impl submission` on an H100.
 """
 
-from __future__ import annotations
 
 import torch
 
-from shared.cute.runtime import PreparedCalls
+from problems.group_gemm.config import SM90
+from shared.cute.runtime import CompileCache, PreparedLaunch
 from shared.scales import permuted_shape
 
-_prepared = PreparedCalls()  # one launch per group, by its tensors
+TILE = 128  # rows of A and of B per CTA
+DESC_BYTES = 128  # one TMA descriptor (CUtensorMap)
+DESCS_PER_GROUP = 4  # A values, A scales, B values, B scales
+META_FIELDS = 4  # per group, int64: C address, M, N, K tiles
+TILE_FIELDS = 4  # per tile, int32: group, A tile, B tile, unused
+
+_COMPILED = CompileCache()
 
 
-def plain_scales(reordered: torch.Tensor, rows: int, k: int) -> torch.Tensor:
-    """[32, 4, rest_m, 4, K/64, 1] (L = 1, K % 64 == 0) -> plain [rows, K/16, 1], contiguous, same device.
+# ------------------------------------------------------------------------------------------------
+# Tile schedule (host)
+# ------------------------------------------------------------------------------------------------
 
-    Plain (i, j) sits at reordered[i % 32, (i % 128) // 32, i // 128, j % 4, j // 4, 0]
-    (shared/scales.py), so the view permuted to (i // 128, (i % 128) // 32, i % 32, j // 4, j % 4)
-    is the plain layout with the rows padded to a multiple of 128.
+ORDERS = ("long_first", "group", "round_robin")
+
+
+def tile_table(sizes, order: str = "long_first") -> list[tuple[int, int, int]]:
+    """Every output tile of every group as (group, A tile, B tile), in launch order.
+
+    long_first: tiles of larger K first (a tile's time grows with K), groups of equal K by size,
+    largest first, so the short ones fill the last wave; group: group by group, in list order;
+    round_robin: one tile of each group in turn. Groups with M = 0 have no tiles.
     """
-    rest_m = reordered.shape[2]
-    plain = reordered.permute(2, 1, 0, 4, 3, 5).reshape(rest_m * 128, k // 16, 1)
-    return plain[:rows]
+    per_group = [[(g, i, j) for j in range(n // TILE) for i in range(-(-m // TILE))]
+                 for g, (m, n, k, _) in enumerate(sizes)]
+    if order == "group":
+        return [t for tiles in per_group for t in tiles]
+    if order == "round_robin":
+        out, longest = [], max((len(t) for t in per_group), default=0)
+        for r in range(longest):
+            out += [tiles[r] for tiles in per_group if r < len(tiles)]
+        return out
+    if order == "long_first":
+        rank = sorted(range(len(sizes)), key=lambda g: (-sizes[g][2], -len(per_group[g]), g))
+        return [t for g in rank for t in per_group[g]]
+    raise ValueError(f"tile order must be one of {ORDERS}, got {order!r}")
+
+
+# ------------------------------------------------------------------------------------------------
+# Kernels
+# ------------------------------------------------------------------------------------------------
+
+
+def _kernel_class():
+    """The grouped kernel class (built on first use: the module imports without the DSL)."""
+    import cutlass
+    import cutlass.cute as cute
+    from cutlass import Float16, Int32, Int64, Uint8
+
+    from problems.gemm.kernel_sm90 import GemmSm90
+    from shared.cute.sm90_blockscaled_mainloop import ROW_BYTES
+
+    try:
+        from cutlass.tensor_utils import TensorMapManager, TensorMapUpdateMode
+    except ImportError:  # older DSL
+        from cutlass.utils import TensorMapManager, TensorMapUpdateMode
+
+    tensormaps = TensorMapManager(TensorMapUpdateMode.GMEM, DESC_BYTES)
+
+    def gmem(dtype, addr):
+        return cute.make_ptr(dtype, addr, cute.AddressSpace.gmem, assumed_align=16)
+
+    class GroupGemmSm90(GemmSm90):
+        blocked_sf = True
+
+        def _operands(self, p_vals_a, p_sf_a, p_vals_b, p_sf_b, m, n, k_tiles):
+            """(values, scales) tensors of A and B: values [rows, K/2] row-major, scales as 16-row x
+            128-byte blocks, one per (128-row tile, K tile), in that order."""
+            row_b = k_tiles * ROW_BYTES
+
+            def op(p_vals, p_sf, rows):
+                vals = cute.make_tensor(p_vals, cute.make_layout((rows, row_b), stride=(row_b, 1)))
+                blocks = (rows + TILE - 1) // TILE * k_tiles * (TILE // 8)
+                sfs = cute.make_tensor(p_sf, cute.make_layout((blocks, 128), stride=(128, 1)))
+                return vals, sfs
+
+            return op(p_vals_a, p_sf_a, m), op(p_vals_b, p_sf_b, n)
+
+        def _template_atoms(self, p, dummy: Int32):
+            """TMA atoms over placeholder tensors: their descriptors are the templates the descriptor
+            kernel copies and fills in; the GEMM never loads through them."""
+            self._smem_layouts()
+            a, b = self._operands(p, p, p, p, dummy, dummy, dummy)
+            atoms, _, _ = self._roles(a, [b], cute.recast_ptr(p, dtype=Float16), dummy, dummy)
+            return atoms
+
+        @cute.jit
+        def build_descriptors(self, p_meta: cute.Pointer, p_ops: cute.Pointer, p_descs: cute.Pointer,
+                              groups: Int32, dummy: Int32):
+            """Write every group's four descriptors into p_descs (p_ops: int64 [G, 4] addresses of A,
+            B, SFA, SFB; p_meta: int64 [G, 4], see META_FIELDS)."""
+            atoms = self._template_atoms(p_descs, dummy)
+            meta = cute.make_tensor(p_meta, cute.make_layout((groups, META_FIELDS), stride=(META_FIELDS, 1)))
+            ops = cute.make_tensor(p_ops, cute.make_layout((groups, 4), stride=(4, 1)))
+            self.descriptor_kernel(atoms[0], atoms[2], atoms[4], atoms[6], meta, ops, p_descs).launch(
+                grid=[groups, 1, 1], block=[32, 1, 1])
+
+        @cute.kernel
+        def descriptor_kernel(self, tma_a: cute.CopyAtom, tma_sfa: cute.CopyAtom, tma_b: cute.CopyAtom,
+                              tma_sfb: cute.CopyAtom, meta: cute.Tensor, ops: cute.Tensor, p_descs: cute.Pointer):
+            g, _, _ = cute.arch.block_idx()
+            m, n, k_tiles = Int32(meta[g, 1]), Int32(meta[g, 2]), Int32(meta[g, 3])
+            (a, sfa), (b, sfb) = self._operands(gmem(Uint8, ops[g, 0]), gmem(Uint8, ops[g, 2]),
+                                                gmem(Uint8, ops[g, 1]), gmem(Uint8, ops[g, 3]), m, n, k_tiles)
+            atoms = (tma_a, tma_sfa, tma_b, tma_sfb)
+            ptrs = tuple(tensormaps.get_tensormap_ptr(p_descs + (g * DESCS_PER_GROUP + j) * DESC_BYTES)
+                         for j in range(DESCS_PER_GROUP))
+            for atom, ptr in zip(atoms, ptrs):
+                tensormaps.init_tensormap_from_atom(atom, ptr, 0)
+            tensormaps.fence_tensormap_initialization()
+            tensormaps.update_tensormap((a, sfa, b, sfb), atoms, ptrs, 0, (None,) * 4)
+
+        @cute.jit
+        def __call__(self, p_meta: cute.Pointer, p_tiles: cute.Pointer, p_descs: cute.Pointer,
+                     groups: Int32, tiles: Int32, dummy: Int32):
+            """The grouped GEMM, one CTA per row of the tile table (p_tiles: int32 [tiles, 4])."""
+            atoms = self._template_atoms(p_descs, dummy)
+            meta = cute.make_tensor(p_meta, cute.make_layout((groups, META_FIELDS), stride=(META_FIELDS, 1)))
+            table = cute.make_tensor(p_tiles, cute.make_layout((tiles, TILE_FIELDS), stride=(TILE_FIELDS, 1)))
+            self.shared_storage = self._shared_storage()
+            self.grouped_kernel(*atoms, self._tiled_mma(), meta, table, p_descs).launch(
+                grid=[tiles, 1, 1], block=[self.cfg.threads, 1, 1], min_blocks_per_mp=1)
+
+        @cute.kernel
+        def grouped_kernel(self, tma_0: cute.CopyAtom, g_0: cute.Tensor, tma_sf0: cute.CopyAtom,
+                           g_sf0: cute.Tensor, tma_1: cute.CopyAtom, g_1: cute.Tensor, tma_sf1: cute.CopyAtom,
+                           g_sf1: cute.Tensor, tma_2: cute.CopyAtom, g_2: cute.Tensor, tma_sf2: cute.CopyAtom,
+                           g_sf2: cute.Tensor, tiled_mma: cute.TiledMma, meta: cute.Tensor, table: cute.Tensor,
+                           p_descs: cute.Pointer):
+            ops = [(tma_0, g_0, tma_sf0, g_sf0), (tma_1, g_1, tma_sf1, g_sf1), (tma_2, g_2, tma_sf2, g_sf2)]
+            t, _, _ = cute.arch.block_idx()
+            g, bid_s, bid_r = table[t, 0], table[t, 1], table[t, 2]
+            m, n, k_tiles = Int32(meta[g, 1]), Int32(meta[g, 2]), Int32(meta[g, 3])
+            mD = cute.make_tensor(gmem(Float16, meta[g, 0]), cute.make_layout((n, m), stride=(1, n)))  # C^T
+            # the bulk tensor copy takes its descriptor by generic address
+            desc = [tensormaps.get_tensormap_ptr(p_descs + (g * DESCS_PER_GROUP + j) * DESC_BYTES,
+                                                 cute.AddressSpace.generic) for j in range(DESCS_PER_GROUP)]
+            self._tile(ops, mD, tiled_mma, k_tiles, bid_s, bid_r, Int32(0), [desc[0:2], desc[2:4]])
+
+    del Int64, cutlass
+    return GroupGemmSm90
+
+
+def compiled(name: str, options: str = ""):
+    """The compiled descriptor builder ('descriptors') or GEMM ('gemm'), for sm_90a, built once against
+    null pointers (no GPU needed); `options` are extra compile options (tests keep the PTX)."""
+    import cutlass.cute as cute
+
+    def build():
+        from cutlass import Int32, Int64, Uint8
+
+        from shared.cute.runtime import compile_arch, null_ptr
+
+        kernel = _kernel_class()(SM90)
+        p64, p8, one = null_ptr(Int64, 16), null_ptr(Uint8, 128), Int32(1)
+        args = ((kernel.build_descriptors, p64, p64, p8, one, Int32(TILE)) if name == "descriptors" else
+                (kernel, p64, null_ptr(Int32, 16), p8, one, one, Int32(TILE)))
+        with compile_arch("sm_90a"):
+            return cute.compile(*args, options=f"--gpu-arch sm_90a {options}".strip())
+
+    return _COMPILED.get(("group_gemm_sm90", name, options), build)
+
+
+# ------------------------------------------------------------------------------------------------
+# Host glue
+# ------------------------------------------------------------------------------------------------
 
 
 def check_reordered(group: int, name: str, t, rows: int, k: int) -> None:
-    """The reordered scales this path reads (the portable path does not): a CUDA fp8 / uint8 tensor of
-    the leaderboard's shape [32, 4, ceil(rows/128), 4, K/64, 1]; a ValueError / TypeError otherwise."""
+    """A reordered scale tensor this path reads in place: CUDA, fp8 / uint8, the leaderboard's shape
+    [32, 4, ceil(rows/128), 4, K/64, 1] and its strides (a view of contiguous 512-byte atoms);
+    a ValueError / TypeError naming the group and tensor otherwise."""
     want = permuted_shape(rows, k // 16, 1)
     if not isinstance(t, torch.Tensor):
         raise TypeError(f"group_gemm: group {group} {name} must be a torch.Tensor, got {type(t).__name__}")
     if t.dtype not in (torch.float8_e4m3fn, torch.uint8):
         raise TypeError(f"group_gemm: group {group} {name} must have dtype torch.float8_e4m3fn, got {t.dtype}")
-    if tuple(t.shape) != want or not t.is_cuda:
-        raise ValueError(f"group_gemm: group {group} {name} must be a CUDA tensor of shape {want}, "
-                         f"got {tuple(t.shape)} on {t.device}")
+    if tuple(t.shape) != want:
+        raise ValueError(f"group_gemm: group {group} {name} must have shape {want}, got {tuple(t.shape)}")
+    rest_k = want[4]
+    strides = (16, 4, rest_k * 512, 1, 512)  # L = 1: the last stride is free
+    if t.stride()[:5] != strides:
+        raise ValueError(f"group_gemm: group {group} {name} must have the leaderboard's strides {strides}, "
+                         f"got {t.stride()[:5]}")
+    if not t.is_cuda:
+        raise ValueError(f"group_gemm: group {group} {name} must be a CUDA tensor, got {t.device}")
+    if t.data_ptr() % 16:
+        raise ValueError(f"group_gemm: group {group} {name} must be 16-byte aligned")
 
 
-def run(data, sizes) -> list[torch.Tensor] | None:
-    """The groups' C (written in place), or None, launching nothing, where some group is not on an
-    sm_90 device or no config takes its shape (the caller then takes the portable path). Reordered
-    scales that do not fit their group raise before anything is launched."""
-    from problems.gemm.kernel_sm90 import GemmSm90
-    from problems.group_gemm.config import choose_sm90
-    from shared.cute.runtime import tensor_key
-    from shared.cute.sm90_blockscaled_mainloop import prepare_sm90
+def _check_group(g, a, b, c, sfa_r, sfb_r, m, n, k) -> None:
+    for name, t in (("a", a), ("b", b), ("c", c)):
+        if not t.is_cuda or t.data_ptr() % 16:
+            raise ValueError(f"group_gemm: group {g} {name} must be a 16-byte aligned CUDA tensor")
+    for name, t, rows in (("a", a, m), ("b", b, n)):
+        if t.stride(1) != 1 or (rows > 1 and t.stride(0) != k // 2):
+            raise ValueError(f"group_gemm: group {g} {name} must be K-major rows (strides ({k // 2}, 1, *)), "
+                             f"got {t.stride()}")
+    if c.dtype != torch.float16 or c.stride(1) != 1 or (m > 1 and c.stride(0) != n):
+        raise ValueError(f"group_gemm: group {g} c must be fp16 [{m}, {n}, 1] row-major, got {c.dtype} {c.stride()}")
+    check_reordered(g, "sfa_reordered", sfa_r, m, k)
+    check_reordered(g, "sfb_reordered", sfb_r, n, k)
+
+
+def prepare(data, sizes, order: str = "long_first") -> "GroupLaunch":
+    """Check a call's tensors, write the groups' descriptors and tables on the device, and bind the
+    GEMM to them; calling the result launches (every group's C written in place)."""
+    from cutlass import Int32, Int64, Uint8
+
+    from shared.cute.runtime import gmem_ptr
 
     abc, _, reordered, _ = data
-    configs = [choose_sm90(m, n, k) if l == 1 else None for m, n, k, l in sizes]
-    if any(c is None for c in configs) or not all(t.is_cuda for a, b, c in abc for t in (a, b, c)):
-        return None
     if len(reordered) != len(sizes):
         raise ValueError(f"group_gemm: sfasfb_reordered_tensors needs one entry per group, got {len(reordered)} "
                          f"for {len(sizes)} groups")
-    for g, (pair, (m, n, k, _)) in enumerate(zip(reordered, sizes)):
+    device = abc[0][0].device
+    meta, addrs = [], []
+    for g, ((a, b, c), pair, (m, n, k, _)) in enumerate(zip(abc, reordered, sizes)):
         if not isinstance(pair, tuple | list) or len(pair) != 2:
             raise TypeError(f"group_gemm: group {g} sfasfb_reordered entry must be a pair (sfa, sfb)")
-        check_reordered(g, "sfa_reordered", pair[0], m, k)
-        check_reordered(g, "sfb_reordered", pair[1], n, k)
-    for (a, b, c), (sfa_r, sfb_r), (m, n, k, _), cfg in zip(abc, reordered, sizes, configs):
-        sfa, sfb = plain_scales(sfa_r, m, k), plain_scales(sfb_r, n, k)
-        key = tensor_key((a, b, sfa, sfb, c))
-        launch = _prepared.get(key) or _prepared.put(key, prepare_sm90(GemmSm90, cfg, a, (b,), sfa, (sfb,), c))
-        launch()
-    return [c for _, _, c in abc]
+        _check_group(g, a, b, c, pair[0], pair[1], m, n, k)
+        meta.append((c.data_ptr(), m, n, k // 256))
+        addrs.append((a.data_ptr(), b.data_ptr(), pair[0].data_ptr(), pair[1].data_ptr()))
+    table = tile_table(sizes, order)
+    if not table:
+        return GroupLaunch(None, ())  # every group has M = 0: nothing to compute
+    groups = len(sizes)
+    meta_t = torch.tensor(meta, dtype=torch.int64, device=device)
+    addr_t = torch.tensor(addrs, dtype=torch.int64, device=device)
+    tiles_t = torch.tensor([(*t, 0) for t in table], dtype=torch.int32, device=device)
+    descs = torch.empty(groups * DESCS_PER_GROUP * DESC_BYTES, dtype=torch.uint8, device=device)
+    compiled("descriptors")(gmem_ptr(meta_t, Int64), gmem_ptr(addr_t, Int64), gmem_ptr(descs, Uint8, 128),
+                            Int32(groups), Int32(TILE))
+    launch = PreparedLaunch(compiled("gemm"), [gmem_ptr(meta_t, Int64), gmem_ptr(tiles_t, Int32),
+                                               gmem_ptr(descs, Uint8, 128), Int32(groups), Int32(len(table)),
+                                               Int32(TILE)])
+    return GroupLaunch(launch, (meta_t, addr_t, tiles_t, descs))
+
+
+class GroupLaunch:
+    """The bound GEMM launch and the device tables it reads (kept alive with it)."""
+
+    __slots__ = ("launch", "tables")
+
+    def __init__(self, launch: PreparedLaunch | None, tables: tuple) -> None:
+        self.launch, self.tables = launch, tables
+
+    def __call__(self) -> None:
+        if self.launch is not None:
+            self.launch()
