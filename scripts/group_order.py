@@ -1,15 +1,17 @@
-"""Time the sm90 grouped GEMM's tile orders (problems/group_gemm/kernel_sm90.py, tile_table) on the
-manifest's benchmark cases, each launch after an L2 flush, CUDA events around the launch alone.
+"""Time the sm90 grouped GEMM's tile orders (problems/group_gemm/kernel_sm90.py, tile_table) and
+candidate configs on the manifest's benchmark cases, each launch after an L2 flush, CUDA events
+around the launch alone.
 
-    python scripts/group_order.py [--samples 30]      (an H100, CuTe DSL importable)
+    python scripts/group_order.py [--samples 30] [--configs]     (an H100, CuTe DSL importable)
 
-Prints one line per case: the median us of each order; the results README keeps the runs.
+Prints one line per case: the median us of each variant; the results README keeps the runs.
 """
 
 import argparse
 import os
 import statistics
 import sys
+from dataclasses import replace
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -18,26 +20,37 @@ from problems.group_gemm import kernel_sm90 as K  # noqa: E402
 from shared.problem import load_problem  # noqa: E402
 from shared.timing import Clock  # noqa: E402
 
+CANDIDATES = {  # smaller decoded-A batches free shared memory for deeper packed rings
+    "b2_s4_st3": dict(a_batch=2, a_slots=4, stages=3),
+    "b2_s4_st4": dict(a_batch=2, a_slots=4, stages=4),
+    "b2_s6_st3": dict(a_batch=2, a_slots=6, stages=3),
+    "cwg_regs216": dict(consumer_regs=216, producer_regs=40),
+}
+
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--samples", type=int, default=30)
+    ap.add_argument("--configs", action="store_true", help="also time candidate configs (long_first order)")
     args = ap.parse_args()
+    variants = {o: (o, K.SM90) for o in K.ORDERS}
+    if args.configs:
+        variants |= {name: ("long_first", replace(K.SM90, **kw)) for name, kw in CANDIDATES.items()}
     problem = load_problem("group_gemm")
     clock = Clock("cuda", 1 << 30)
-    print("case" + "".join(f"{o:>14}" for o in K.ORDERS))
+    print("case" + "".join(f"{v:>14}" for v in variants))
     for i, spec in enumerate(problem.benchmarks):
         data = problem.reference.generate_input(m=spec["m"], n=spec["n"], k=spec["k"], g=spec["g"],
                                                 seed=spec["seed"], device="cuda")
         sizes = [tuple(s) for s in data[3]]
-        launches = {o: K.prepare(data, sizes, o) for o in K.ORDERS}
-        times = {o: [] for o in K.ORDERS}
+        launches = {v: K.prepare(data, sizes, o, cfg) for v, (o, cfg) in variants.items()}
+        times = {v: [] for v in variants}
         for _ in range(args.samples):
             for o, launch in launches.items():  # interleaved: drifting clocks hit every order alike
                 clock.sync()
                 clock.flush()
                 times[o].append(clock.time_ns(launch)[0] / 1e3)
-        print(f"{i}" + "".join(f"{statistics.median(times[o]):14.1f}" for o in K.ORDERS), flush=True)
+        print(f"{i:<4}" + "".join(f"{statistics.median(times[v]):14.1f}" for v in variants), flush=True)
 
 
 if __name__ == "__main__":

@@ -25,7 +25,7 @@ from shared.worker import install_task_module  # noqa: E402
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("problems", nargs="*", default=["gemv", "gemm", "dual_gemm"])
+    p.add_argument("problems", nargs="*", default=["gemv", "gemm", "dual_gemm", "group_gemm"])
     p.add_argument("--calls", type=int, default=200)
     p.add_argument("--rotate", type=int, nargs="+", default=[1], help="inputs to rotate over (each a run)")
     args = p.parse_args(argv)
@@ -52,11 +52,21 @@ def parts_of(name: str, seed: int) -> dict:
     for _ in range(3):
         sub.custom_kernel(data)
     torch.cuda.synchronize()
+    small = torch.zeros(16, device="cuda")
+    if name == "group_gemm":  # lists of groups: the identity of every group's tensors, then the launch
+        _, ident = sub._identity(data)
+        return {
+            "torch: small add_ (scale)": lambda: small.add_(1.0),
+            "custom_kernel": lambda: sub.custom_kernel(data),
+            "_kernel_tensors(data)": lambda: sub._kernel_tensors(data),
+            "_identity(data)": lambda: sub._identity(data),
+            "by_identity.get(ident)": lambda: sub._prepared.by_identity.get(ident),
+            "prepared launch": sub._prepared.by_identity[ident][0],
+        }
     dev = data[0].device
     reads = [data[i] for i in sub._READS[runtime.device_arch(dev)]]
     key = runtime.tensor_key(reads)
     ident = runtime.identity_key(data)
-    small = torch.zeros(16, device="cuda")
     return {
         "torch: small add_ (scale)": lambda: small.add_(1.0),
         "custom_kernel": lambda: sub.custom_kernel(data),

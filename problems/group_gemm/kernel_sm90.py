@@ -177,7 +177,7 @@ def _kernel_class():
     return GroupGemmSm90
 
 
-def compiled(name: str, options: str = ""):
+def compiled(name: str, options: str = "", config=SM90):
     """The compiled descriptor builder ('descriptors') or GEMM ('gemm'), for sm_90a, built once against
     null pointers (no GPU needed); `options` are extra compile options (tests keep the PTX)."""
     import cutlass.cute as cute
@@ -187,14 +187,14 @@ def compiled(name: str, options: str = ""):
 
         from shared.cute.runtime import compile_arch, null_ptr
 
-        kernel = _kernel_class()(SM90)
+        kernel = _kernel_class()(config)
         p64, p8, one = null_ptr(Int64, 16), null_ptr(Uint8, 128), Int32(1)
         args = ((kernel.build_descriptors, p64, p64, p8, one, Int32(TILE)) if name == "descriptors" else
                 (kernel, p64, null_ptr(Int32, 16), p8, one, one, Int32(TILE)))
         with compile_arch("sm_90a"):
             return cute.compile(*args, options=f"--gpu-arch sm_90a {options}".strip())
 
-    return _COMPILED.get(("group_gemm_sm90", name, options), build)
+    return _COMPILED.get(("group_gemm_sm90", name, options, config), build)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -238,7 +238,7 @@ def _check_group(g, a, b, c, sfa_r, sfb_r, m, n, k) -> None:
     check_reordered(g, "sfb_reordered", sfb_r, n, k)
 
 
-def prepare(data, sizes, order: str = "long_first") -> "GroupLaunch":
+def prepare(data, sizes, order: str = "long_first", config=SM90) -> "GroupLaunch":
     """Check a call's tensors, write the groups' descriptors and tables on the device, and bind the
     GEMM to them; calling the result launches (every group's C written in place)."""
     from cutlass import Int32, Int64, Uint8
@@ -265,9 +265,10 @@ def prepare(data, sizes, order: str = "long_first") -> "GroupLaunch":
     addr_t = torch.tensor(addrs, dtype=torch.int64, device=device)
     tiles_t = torch.tensor([(*t, 0) for t in table], dtype=torch.int32, device=device)
     descs = torch.empty(groups * DESCS_PER_GROUP * DESC_BYTES, dtype=torch.uint8, device=device)
-    compiled("descriptors")(gmem_ptr(meta_t, Int64), gmem_ptr(addr_t, Int64), gmem_ptr(descs, Uint8, 128),
-                            Int32(groups), Int32(TILE))
-    launch = PreparedLaunch(compiled("gemm"), [gmem_ptr(meta_t, Int64), gmem_ptr(tiles_t, Int32),
+    build_descriptors = compiled("descriptors", config=config)
+    build_descriptors(gmem_ptr(meta_t, Int64), gmem_ptr(addr_t, Int64), gmem_ptr(descs, Uint8, 128), Int32(groups),
+                      Int32(TILE))
+    launch = PreparedLaunch(compiled("gemm", config=config), [gmem_ptr(meta_t, Int64), gmem_ptr(tiles_t, Int32),
                                                gmem_ptr(descs, Uint8, 128), Int32(groups), Int32(len(table)),
                                                Int32(TILE)])
     return GroupLaunch(launch, (meta_t, addr_t, tiles_t, descs))

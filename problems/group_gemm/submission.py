@@ -35,6 +35,12 @@ def _kernel_tensors(data):
     return [t for group in abc for t in group] + [t for pair in reordered for t in pair]
 
 
+def _identity(data):
+    """(the kernel's tensors, the key of this call's tensor objects as they are now, and the sizes)."""
+    tensors = _kernel_tensors(data)
+    return tensors, (identity_key(tensors), tuple(map(tuple, data[3])))
+
+
 def _check_kernel_sizes(sizes) -> None:
     if len({l for _, _, _, l in sizes}) > 1:
         raise ValueError(f"group_gemm: every group must have the same L, got {[l for *_, l in sizes]}")
@@ -46,8 +52,7 @@ def _check_kernel_sizes(sizes) -> None:
 
 def custom_kernel(data: input_t) -> output_t:
     try:  # a repeat call with the same, unchanged tensors and sizes: its launch, no checks
-        tensors = _kernel_tensors(data)
-        ident = (identity_key(tensors), tuple(map(tuple, data[3])))
+        tensors, ident = _identity(data)
         hit = _prepared.by_identity.get(ident)
     except Exception:  # not the expected structure: check_grouped says what is wrong
         ident = hit = None
