@@ -218,6 +218,8 @@ def test_stage_barrier_expects_the_bytes_of_one_k_block_of_every_operand(compile
     assert expect_tx_counts(lines) == [expect_tx(config.tile_n, num_b)]
     # one TMA per operand per stage: A, SFA and each B, SFB, all signalling that one barrier
     assert len(tma_smem_offsets(lines)) == 2 * (1 + num_b)
+    # single-CTA everything: no multicast TMA, no CTA-pair MMA or commit (the counts above assume it)
+    assert not any("multicast" in ln or "cta_group::2" in ln for ln in lines)
 
 
 def test_barrier_counts_and_shared_memory_footprint(compiled):
