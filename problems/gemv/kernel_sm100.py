@@ -32,7 +32,7 @@ bytes = A (MK/2) + SFA (MK/16) + the vector + C (2M), per batch, at 8 TB/s, + 0.
   (7168, 2048, 4):   33.1 MB ->  4.14 us; expected ~4.6 us  (SOL 4.317)
 The decode is ~2.6 instructions per byte of A: 66 MB x 2.6 / (148 SMs x 4 x 32 lanes x 1.9 GHz)
 ~ 4.7 us, below the DRAM time, so the kernel stays memory-bound if the loads keep ~8 x 16 bytes in
-flight per lane (the sm90 twin reaches 0.97x a streaming read on the H100). Not measured on a B200.
+flight per lane (the sm90 twin reaches 0.97x a plain read of the same bytes on the H100). Not measured on a B200.
 
 Run (on a B200): `python -m shared.eval gemv --mode benchmark --impl submission`.
 """
