@@ -1,5 +1,6 @@
 """Sessions: `nox -s test` (default), `nox -s lint`, `nox -s bench -- PROBLEM [eval options]`,
-`nox -s package -- PROBLEM`, `nox -s submit -- PROBLEM --mode ...`, `nox -s runner_dsl`, `nox -s report`.
+`nox -s package -- PROBLEM`, `nox -s submit -- PROBLEM --mode ...`, `nox -s runner_dsl`, `nox -s report`,
+`nox -s b200 [-- --reference-kernels DIR]` (the B200 owner's one command; exits 0 without a B200).
 
 Installs come from hash-pinned locks (locks/*.txt, written by ci/lock.sh from locks/*.in):
 NVFP4_LOCK=dev (CPU torch: CI and any machine without an NVIDIA driver, the default there),
@@ -83,6 +84,18 @@ def runner_dsl(session: nox.Session) -> None:
     install_locked(session, "runner-dsl")
     session.run("python", "-m", "pytest", "-q", "tests/test_packaged_compile.py", *session.posargs,
                 env={"NVFP4_RUNNER_DSL": "1"})
+
+
+@nox.session(python=PYTHON)
+def b200(session: nox.Session) -> None:
+    """`nox -s b200 [-- --reference-kernels DIR]`: on a B200, the sm100 tier, stress data, leaderboard mode,
+    optionally the leaderboard's own eval files from a reference-kernels checkout, and each case against
+    its expected time: one results JSON and a verdict per kernel (scripts/b200.py). Elsewhere: says so, exit 0."""
+    if not has_nvidia_gpu():
+        session.log("b200: no NVIDIA GPU here (nvidia-smi -L fails); nothing to run. The CPU tier is `nox -s test`.")
+        return
+    install(session)
+    session.run("python", "-m", "scripts.b200", *session.posargs)
 
 
 @nox.session(python=PYTHON)

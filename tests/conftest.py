@@ -36,3 +36,9 @@ def pytest_collection_modifyitems(config, items):
 @pytest.fixture
 def device():
     return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+@pytest.fixture(scope="session")
+def dump_root(tmp_path_factory):
+    """Where the sm100 CPU tier keeps compiled PTX and cubins (tests/sm100_common.artifacts)."""
+    return tmp_path_factory.mktemp("sm100")

@@ -25,10 +25,14 @@ GemvSm90; only the decode and the inner product differ)
     * Split-K: warps of a CTA split K (k_warps, reduced through shared memory) when M*L is too
       small to give every SM work; row-tile CTAs per batch on grid.y = L otherwise.
 
-Expected B200 speed of light (manifest, max(FFMA, DRAM) at 1.5 GHz): 8.622 / 17.275 / 4.317 us
-for (M, K, L) = (7168, 16384, 1), (4096, 7168, 8), (7168, 2048, 4). At ~7.5 TB/s achievable
-DRAM read bandwidth the bytes alone take ~8.8 / 17.6 / 4.4 us; this kernel targets <= 1.15x that.
-Not measured: there is no B200 here.
+Expected B200 time — an ESTIMATE (`python -m scripts.b200 --model`), not a measurement: DRAM-bound,
+bytes = A (MK/2) + SFA (MK/16) + the vector + C (2M), per batch, at 8 TB/s, + 0.5 us launch and tail:
+  (7168, 16384, 1):  66.1 MB ->  8.26 us; expected ~8.8 us  (SOL 8.622)
+  (4096, 7168, 8):  132.2 MB -> 16.53 us; expected ~17.0 us (SOL 17.275)
+  (7168, 2048, 4):   33.1 MB ->  4.14 us; expected ~4.6 us  (SOL 4.317)
+The decode is ~2.6 instructions per byte of A: 66 MB x 2.6 / (148 SMs x 4 x 32 lanes x 1.9 GHz)
+~ 4.7 us, below the DRAM time, so the kernel stays memory-bound if the loads keep ~8 x 16 bytes in
+flight per lane (the sm90 twin reaches 0.97x a plain read of the same bytes on the H100). Not measured on a B200.
 
 Run (on a B200): `python -m shared.eval gemv --mode benchmark --impl submission`.
 """

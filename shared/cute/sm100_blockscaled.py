@@ -477,7 +477,8 @@ class BlockScaledMainloop:
         the MMA of a 64-wide N tile reads rows 64..127 of the atom from 2 columns further on.
         """
         one = (None, None, None, 0)
-        sfa_ptr = cute.recast_ptr(acc_tmem_ptr + self.acc_cols, dtype=SF_DTYPE)
+        sfa_col, sfb_cols = self.sf_tmem_columns(sfb_shift)
+        sfa_ptr = cute.recast_ptr(acc_tmem_ptr + sfa_col, dtype=SF_DTYPE)
         tCtSFA = cute.make_tensor(
             sfa_ptr,
             blockscaled_utils.make_tmem_layout_sfa(
@@ -488,13 +489,20 @@ class BlockScaledMainloop:
             self.tiled_mma, self.mma_tiler, SF_VEC_SIZE, cute.slice_(self.sfb_smem_layout, one)
         )
         tCtSFB = []
-        for i in range(self.num_b):
-            ptr = cute.recast_ptr(
-                acc_tmem_ptr + self.acc_cols + SF_TMEM_COLS_PER_ATOM + i * self.sfb_cols + sfb_shift,
-                dtype=SF_DTYPE,
-            )
-            tCtSFB.append(cute.make_tensor(ptr, sfb_layout))
+        for col in sfb_cols:
+            tCtSFB.append(cute.make_tensor(cute.recast_ptr(acc_tmem_ptr + col, dtype=SF_DTYPE), sfb_layout))
         return tCtSFA, tCtSFB
+
+    def sf_tmem_columns(self, sfb_shift=0):
+        """(SFA column, [SFB column per B]): 32-bit TMEM columns after the accumulators where the
+        scale blocks start (the MMA of K step kb reads 4 * kb columns further on)."""
+        sfb_base = self.acc_cols + SF_TMEM_COLS_PER_ATOM
+        return self.acc_cols, [sfb_base + i * self.sfb_cols + sfb_shift for i in range(self.num_b)]
+
+    def sfb_shift(self, tn):
+        """TMEM column shift of the SFB view for N tile `tn` (int or Int32): a 64-wide tile reads
+        rows 64..127 of its 128-row scale atom on odd tiles, 2 columns (= 64 rows) further on."""
+        return (tn % self.sfb_tile_div) * (self.tile_n // 32)
 
     def make_s2t(self, sSF: cute.Tensor, tSF: cute.Tensor):
         """tcgen05.cp (4 warps x 32 lanes x 128 bit) from the staged smem scales to their TMEM home."""
@@ -587,7 +595,7 @@ class BlockScaledMainloop:
             if cutlass.const_expr(self.sfb_tile_div > 1):
                 # Narrow N tile: point the MMA at this tile's rows inside the 128-row scale atom.
                 _, tn, _ = sched.coord(tile)
-                _, tCtSFB_mma = self.make_sf_tmem(acc_tmem_ptr, (tn % self.sfb_tile_div) * (self.tile_n // 32))
+                _, tCtSFB_mma = self.make_sf_tmem(acc_tmem_ptr, self.sfb_shift(tn))
             for k_tile in cutlass.range(k_tile_cnt, unroll=1):
                 ab_pipeline.consumer_wait(ab_state)
                 self.mma_k_tile(ab_state.index, k_tile != 0, accs, tCrA, tCrB, tCtSFA, tCtSFB_mma, s2t_a, s2t_b)
