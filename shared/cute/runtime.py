@@ -208,10 +208,12 @@ class PreparedLaunch:
     """A compiled CuTe function bound to fixed arguments; calling it launches with one C call (no
     argument checks, no marshalling). Built from validated tensors only: it trusts its arguments."""
 
-    __slots__ = ("_fn", "_args", "_entry", "_packed", "_status", "_keep")
+    __slots__ = ("_fn", "_args", "_entry", "_packed", "_status", "_keep", "_hold")
 
-    def __init__(self, fn: Callable, args: list) -> None:
-        self._fn, self._args = fn, args
+    def __init__(self, fn: Callable, args: list, hold: Any = None) -> None:
+        # `hold`: what the arguments point into and nothing else keeps alive (the grouped GEMM's
+        # device-side table of group pointers and its TMA descriptor workspace).
+        self._fn, self._args, self._hold = fn, args, hold
         self._entry = None
 
     def __call__(self) -> None:
