@@ -161,7 +161,8 @@ def estimated_cost(sizes, tile_n: int, sm_count: int = B200_SM_COUNT) -> float:
 
 def choose_config(sizes, sm_count: int = B200_SM_COUNT) -> GroupGemmSm100Config:
     """The N tile with the cheapest busiest CTA (estimated_cost); ties go to the narrower tile."""
-    best = min(TILE_NS, key=lambda tn: (estimated_cost(sizes, tn, sm_count), tn))
+    fits = [tn for tn in TILE_NS if all(n % tn == 0 for _, n, _, _ in sizes)]
+    best = min(fits, key=lambda tn: (estimated_cost(sizes, tn, sm_count), tn))
     return GroupGemmSm100Config(tile_n=best, num_acc_stage=1 if best == 256 else 2, sm_count=sm_count)
 
 
@@ -519,3 +520,65 @@ def compile_for(config: GroupGemmSm100Config | None = None, arch: str = "sm_100a
                                 options=f"--gpu-arch {arch} {options}".strip())
 
     return _COMPILED.get((config, arch, options), build)
+
+
+def check_k(sizes) -> None:
+    """ValueError naming the first group whose K the kernel cannot take (a positive multiple of 256:
+    the problem's stated constraint, one pipeline stage per 256 K values)."""
+    for g, (_m, _n, k, _l) in enumerate(sizes):
+        if k <= 0 or k % bs.K_TILE:
+            raise ValueError(f"group_gemm: group {g} has K = {k}; K must be a positive multiple of {bs.K_TILE}")
+
+
+def _check_group(g: int, a, b, c, reordered, size) -> tuple:
+    """The tensors of group g as the kernel reads them (by name); returns (sfa_reordered, sfb_reordered)."""
+    m, n, k, _ = size
+    if not isinstance(reordered, tuple | list) or len(reordered) != 2:
+        raise TypeError(f"group_gemm: group {g} sfasfb_reordered entry must be a pair (sfa, sfb), "
+                        f"got {type(reordered).__name__}")
+    sfa_r, sfb_r = reordered
+    fp4 = ("float4_e2m1fn_x2", "uint8")
+    bs.check_operand(f"group {g} a", a, (m, k // 2, 1), fp4, (k // 2, 1, m * k // 2))
+    bs.check_operand(f"group {g} b", b, (n, k // 2, 1), fp4, (k // 2, 1, n * k // 2))
+    bs.check_operand(f"group {g} c", c, (m, n, 1), ("float16",), (n, 1, m * n))
+    bs.check_scales(f"group {g} sfa_reordered", sfa_r, m, k, 1)
+    bs.check_scales(f"group {g} sfb_reordered", sfb_r, n, k, 1)
+    for name, t in (("a", a), ("b", b), ("c", c), ("sfa_reordered", sfa_r), ("sfb_reordered", sfb_r)):
+        if t.data_ptr() % 16:
+            raise ValueError(f"group_gemm: group {g} {name} at 0x{t.data_ptr():x} is not 16-byte aligned")
+    return sfa_r, sfb_r
+
+
+def prepare(data, sizes):
+    """The leaderboard tuple bound to the kernel: every tensor checked by group and name, the kernel
+    compiled (or fetched) for the device, the metadata table and descriptor workspace made on the
+    GPU. Returns a PreparedLaunch (calling it launches; C written in place), a no-op where no group
+    has a tile, or None where the kernel does not take the problem (L != 1, N % 128 != 0: the
+    caller takes the portable path). `sizes` come from shared.inputs.check_grouped."""
+    import torch
+
+    from shared.cute.runtime import PreparedLaunch, gmem_ptr
+
+    check_k(sizes)
+    if any(l != 1 or n % bs.SF_ATOM_ROWS for _m, n, _k, l in sizes):
+        return None
+    abc, _, reordered, _ = data
+    scales = [_check_group(g, *abc[g], reordered[g], sizes[g]) for g in range(len(sizes))]
+    bs.check_cuda(**{f"group {g} {name}": t for g in range(len(sizes))
+                     for name, t in zip(("a", "b", "c", "sfa_reordered", "sfb_reordered"), (*abc[g], *scales[g]))})
+    device = abc[0][0].device
+    config = choose_config(sizes, bs.device_sm_count(abc[0][0]))
+    starts = tile_starts(sizes, config.tile_n)
+    if starts[-1] == 0:
+        return lambda: None  # every C is empty
+    compiled = compile_for(config)
+    addresses = [(a.data_ptr(), b.data_ptr(), sfa.data_ptr(), sfb.data_ptr(), c.data_ptr())
+                 for (a, b, c), (sfa, sfb) in zip(abc, scales)]
+    meta = torch.tensor(metadata_rows(sizes, addresses, config.tile_n), dtype=torch.int64).to(device)
+    workspace = torch.empty((config.sm_count, NUM_TENSORMAPS, TENSORMAP_BYTES // 8), dtype=torch.int64, device=device)
+    first = next(g for g in range(len(sizes)) if starts[g + 1] > starts[g])
+    (a, b, _), (sfa, sfb) = abc[first], scales[first]
+    m, n, k, _ = sizes[first]
+    args = [gmem_ptr(a, bs.AB_DTYPE), gmem_ptr(b, bs.AB_DTYPE), gmem_ptr(sfa, bs.SF_DTYPE), gmem_ptr(sfb, bs.SF_DTYPE),
+            gmem_ptr(meta, cutlass.Int64), gmem_ptr(workspace, cutlass.Int64), (m, n, k), (len(sizes), starts[-1])]
+    return PreparedLaunch(compiled, args, hold=(meta, workspace))
