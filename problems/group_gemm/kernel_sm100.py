@@ -370,24 +370,14 @@ class NvFp4GroupGemmSm100:
         sched = GroupTileScheduler(mMeta, num_groups, total_tiles)
         pipeline.pipeline_init_wait(cluster_shape_mn=(1, 1))
 
+        desc_smem_base = storage.tensormaps.data_ptr()
         if warp_idx == bs.TMA_WARP:
-            tensormaps = TensorMapManager(TensorMapUpdateMode.SMEM, TENSORMAP_BYTES)
-            words = TENSORMAP_BYTES // 8
-            base = storage.tensormaps.data_ptr()
-            desc_smem = [base + i * words for i in range(NUM_TENSORMAPS)]
-            desc_gmem = [
-                tensormaps.get_tensormap_ptr(mTensormaps[(bidx, i, None)].iterator) for i in range(NUM_TENSORMAPS)
-            ]
-            atoms = [tma_atom_a, tma_atom_b, tma_atom_sfa, tma_atom_sfb]
-            for atom, dst in zip(atoms, desc_smem):
-                tensormaps.init_tensormap_from_atom(atom, dst, bs.TMA_WARP)
             self.tma_warp(
                 sched,
                 ab_pipeline,
-                tensormaps,
-                atoms,
-                desc_smem,
-                desc_gmem,
+                [tma_atom_a, tma_atom_b, tma_atom_sfa, tma_atom_sfb],
+                desc_smem_base,
+                mTensormaps[(bidx, None, None)],
                 [(tAgA, tAsA), (tAgSFA, tAsSFA)],
                 [(tBgB, tBsB), (tBgSFB, tBsSFB)],
             )
@@ -420,9 +410,19 @@ class NvFp4GroupGemmSm100:
             tmem.free(acc_tmem_ptr)
 
     @cute.jit
-    def tma_warp(self, sched, ab_pipeline, tensormaps, atoms, desc_smem, desc_gmem, a_parts, b_parts):
+    def tma_warp(self, sched, ab_pipeline, atoms, desc_smem_base, mDesc, a_parts, b_parts):
         """Producer role: per tile, the group's descriptors when the group changes, then every K block of
-        A / SFA (by the tile's M coordinate) and B / SFB (by its N coordinate, SFB by its 128-row atom)."""
+        A / SFA (by the tile's M coordinate) and B / SFB (by its N coordinate, SFB by its 128-row atom).
+
+        The descriptors of A, B, SFA, SFB live in shared memory from `desc_smem_base` (where they are
+        edited) and in this CTA's slot `mDesc` (NUM_TENSORMAPS, 16 words) of the global workspace
+        (where the TMA unit reads them)."""
+        tensormaps = TensorMapManager(TensorMapUpdateMode.SMEM, TENSORMAP_BYTES)
+        words = TENSORMAP_BYTES // 8
+        desc_smem = [desc_smem_base + i * words for i in range(NUM_TENSORMAPS)]
+        desc_gmem = [tensormaps.get_tensormap_ptr(mDesc[(i, None)].iterator) for i in range(NUM_TENSORMAPS)]
+        for atom, dst in zip(atoms, desc_smem):
+            tensormaps.init_tensormap_from_atom(atom, dst, bs.TMA_WARP)
         state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, self.ml.num_ab_stage)
         (tAgA, tAsA), (tAgSFA, tAsSFA) = a_parts
         (tBgB, tBsB), (tBgSFB, tBsSFB) = b_parts
