@@ -56,7 +56,7 @@ def artifacts(config, dump_root: Path):
     """Compile (once per config for the session) with PTX and cubin kept: (compiled, ptx, cubin)."""
     if config not in _ARTIFACTS:
         out = dump_root / f"n{config.tile_n}_acc{config.num_acc_stage}"
-        out.mkdir()
+        out.mkdir(exist_ok=True)
         compiled = K.compile_for(config, options=f"--keep-ptx --keep-cubin --dump-dir {out}")
         (ptx,) = glob.glob(str(out / "*.ptx"))
         (cubin,) = glob.glob(str(out / "*.cubin"))
@@ -193,8 +193,13 @@ def test_submission_refuses_bad_group_lists(submission):
 def test_submission_refuses_mixed_l_and_k_off_256(submission):
     abc, sf, re_, sizes = _data()
     # group 1 with L = 2: every tensor doubled along L
-    a, b, c = (torch.cat([t, t], dim=2) for t in abc[1])
-    sfa, sfb = (torch.cat([t, t], dim=2) for t in sf[1])
+    def twice(t):  # through bytes: torch has no cat for the fp4 dtype
+        if t.element_size() == 1:
+            return torch.cat([t.view(torch.uint8)] * 2, dim=2).view(t.dtype)
+        return torch.cat([t, t], dim=2)
+
+    a, b, c = map(twice, abc[1])
+    sfa, sfb = map(twice, sf[1])
     mixed = (abc[:1] + [(a, b, c)], sf[:1] + [(sfa, sfb)], re_, sizes[:1] + [(128, 128, 512, 2)])
     with pytest.raises(ValueError, match="same L, group 0 has L = 1, group 1 has L = 2"):
         submission.custom_kernel(mixed)
