@@ -1,7 +1,8 @@
 """Blackwell (sm_100a) NVFP4 block-scaled mainloop pieces shared by the GEMM and dual-GEMM kernels.
 
-What lives here (written once, used by `problems/gemm/kernel_sm100.py` and
-`problems/dual_gemm/kernel_sm100.py`):
+What lives here (written once, used by `problems/gemm/kernel_sm100.py`,
+`problems/dual_gemm/kernel_sm100.py` and `problems/group_gemm/kernel_sm100.py`, whose schedule
+gives each tile its group's K and whose TMA loads name per-group descriptors in global memory):
 
 * the operand views: packed FP4 `[rows, K, L]` K-major tensors over raw pointers, and the scale
   factors viewed through the tcgen05 scale-factor atom, which is byte-for-byte the leaderboard's
