@@ -64,13 +64,18 @@ def check_grouped(problem: str, data) -> list[tuple[int, int, int, int]]:
     if not isinstance(data, tuple | list) or len(data) != 4:
         raise TypeError(f"{problem}: expected a 4-tuple (abc_tensors, sfasfb_tensors, sfasfb_reordered_tensors, "
                         f"problem_sizes), got {type(data).__name__}")
-    abc, sf, _, sizes = data
-    if not (len(abc) == len(sf) == len(sizes)):
-        raise ValueError(f"{problem}: abc_tensors, sfasfb_tensors and problem_sizes need one entry per group, "
-                         f"got {len(abc)}, {len(sf)}, {len(sizes)}")
+    abc, sf, reordered, sizes = data
+    if not (len(abc) == len(sf) == len(reordered) == len(sizes)):
+        raise ValueError(f"{problem}: abc_tensors, sfasfb_tensors, sfasfb_reordered_tensors and problem_sizes "
+                         f"need one entry per group, got {len(abc)}, {len(sf)}, {len(reordered)}, {len(sizes)}")
+    if not sizes:
+        raise ValueError(f"{problem}: expected at least one group, got an empty group list")
     for g, ((a, b, c), (sfa, sfb), size) in enumerate(zip(abc, sf, sizes)):
         got = check_block_scaled(f"{problem} group {g}", (a, b, sfa, sfb, None, None, c), n_b=1, one_device=False)
         if tuple(size) != got:
             raise ValueError(f"{problem}: group {g} tensors have (M, N, K, L) = {got}, "
                              f"problem_sizes says {tuple(size)}")
+        if got[3] != sizes[0][3]:
+            raise ValueError(f"{problem}: every group needs the same L, group 0 has L = {sizes[0][3]}, "
+                             f"group {g} has L = {got[3]}")
     return [tuple(s) for s in sizes]

@@ -238,14 +238,17 @@ def _check_group(g, a, b, c, sfa_r, sfb_r, m, n, k) -> None:
     check_reordered(g, "sfb_reordered", sfb_r, n, k)
 
 
-def prepare(data, sizes, order: str = "long_first", config=SM90) -> "GroupLaunch":
+def prepare(data, sizes, order: str = "long_first", config=SM90) -> PreparedLaunch | None:
     """Check a call's tensors, write the groups' descriptors and tables on the device, and bind the
-    GEMM to them; calling the result launches (every group's C written in place)."""
+    GEMM to them; calling the result launches (every group's C written in place). None where the
+    kernel does not take the call (L != 1, N % 128 != 0, off the GPU, every group empty)."""
     from cutlass import Int32, Int64, Uint8
 
     from shared.cute.runtime import gmem_ptr
 
     abc, _, reordered, _ = data
+    if not all(l == 1 and n % TILE == 0 for _, n, _, l in sizes) or not abc[0][0].is_cuda:
+        return None
     if len(reordered) != len(sizes):
         raise ValueError(f"group_gemm: sfasfb_reordered_tensors needs one entry per group, got {len(reordered)} "
                          f"for {len(sizes)} groups")
@@ -259,7 +262,7 @@ def prepare(data, sizes, order: str = "long_first", config=SM90) -> "GroupLaunch
         addrs.append((a.data_ptr(), b.data_ptr(), pair[0].data_ptr(), pair[1].data_ptr()))
     table = tile_table(sizes, order)
     if not table:
-        return GroupLaunch(None, ())  # every group has M = 0: nothing to compute
+        return None
     groups = len(sizes)
     meta_t = torch.tensor(meta, dtype=torch.int64, device=device)
     addr_t = torch.tensor(addrs, dtype=torch.int64, device=device)
@@ -268,20 +271,6 @@ def prepare(data, sizes, order: str = "long_first", config=SM90) -> "GroupLaunch
     build_descriptors = compiled("descriptors", config=config)
     build_descriptors(gmem_ptr(meta_t, Int64), gmem_ptr(addr_t, Int64), gmem_ptr(descs, Uint8, 128), Int32(groups),
                       Int32(TILE))
-    launch = PreparedLaunch(compiled("gemm", config=config), [gmem_ptr(meta_t, Int64), gmem_ptr(tiles_t, Int32),
-                                               gmem_ptr(descs, Uint8, 128), Int32(groups), Int32(len(table)),
-                                               Int32(TILE)])
-    return GroupLaunch(launch, (meta_t, addr_t, tiles_t, descs))
-
-
-class GroupLaunch:
-    """The bound GEMM launch and the device tables it reads (kept alive with it)."""
-
-    __slots__ = ("launch", "tables")
-
-    def __init__(self, launch: PreparedLaunch | None, tables: tuple) -> None:
-        self.launch, self.tables = launch, tables
-
-    def __call__(self) -> None:
-        if self.launch is not None:
-            self.launch()
+    args = [gmem_ptr(meta_t, Int64), gmem_ptr(tiles_t, Int32), gmem_ptr(descs, Uint8, 128), Int32(groups),
+            Int32(len(table)), Int32(TILE)]
+    return PreparedLaunch(compiled("gemm", config=config), args, hold=(meta_t, addr_t, tiles_t, descs))

@@ -1,7 +1,8 @@
 """Blackwell (sm_100a) NVFP4 block-scaled mainloop pieces shared by the GEMM and dual-GEMM kernels.
 
-What lives here (written once, used by `problems/gemm/kernel_sm100.py` and
-`problems/dual_gemm/kernel_sm100.py`):
+What lives here (written once, used by `problems/gemm/kernel_sm100.py`,
+`problems/dual_gemm/kernel_sm100.py` and `problems/group_gemm/kernel_sm100.py`, whose schedule
+gives each tile its group's K and whose TMA loads name per-group descriptors in global memory):
 
 * the operand views: packed FP4 `[rows, K, L]` K-major tensors over raw pointers, and the scale
   factors viewed through the tcgen05 scale-factor atom, which is byte-for-byte the leaderboard's
@@ -112,8 +113,9 @@ def check_problem(m: int, n: int, k: int, l: int, tile_n: int) -> None:
 
 
 def _dims_match(got, want, shape) -> bool:
-    """Strides agree wherever they matter (a dimension of extent 1 is never stepped over)."""
-    return all(g == w or d == 1 for g, w, d in zip(got, want, shape))
+    """Strides agree wherever they matter (a dimension of extent 1 is never stepped over, and an
+    empty tensor is never read)."""
+    return 0 in shape or all(g == w or d == 1 for g, w, d in zip(got, want, shape))
 
 
 def check_operand(name: str, t, shape, dtypes, strides) -> None:
@@ -162,23 +164,29 @@ def check_scales(name: str, t, rows: int, k: int, l: int) -> None:
     )
 
 
-def make_kmajor_operand(ptr: cute.Pointer, rows, k, l) -> cute.Tensor:
-    """(rows, K, L) view of a packed FP4 operand stored batch-major, row-major rows x K/2 bytes."""
+def make_kmajor_operand(ptr: cute.Pointer, rows, k, l, whole_tiles: bool = True) -> cute.Tensor:
+    """(rows, K, L) view of a packed FP4 operand stored batch-major, row-major rows x K/2 bytes.
+
+    `whole_tiles=False` promises nothing about `rows` (the grouped GEMM's M tails: TMA fills the
+    rows past the end with zeros and never reads them)."""
     k_div = cute.assume(k, divby=K_TILE)
-    layout = cute.make_layout(
-        (cute.assume(rows, divby=TILE_M), k_div, l),
-        stride=(k_div, 1, cute.assume(rows * k, divby=TILE_M * K_TILE)),
-    )
+    if whole_tiles:
+        rows, batch_stride = cute.assume(rows, divby=TILE_M), cute.assume(rows * k, divby=TILE_M * K_TILE)
+    else:
+        batch_stride = cute.assume(rows * k, divby=K_TILE)
+    layout = cute.make_layout((rows, k_div, l), stride=(k_div, 1, batch_stride))
     return cute.make_tensor(ptr, layout)
 
 
-def make_output(ptr: cute.Pointer, m, n, l) -> cute.Tensor:
-    """(M, N, L) view of the fp16 output, batch-major, row-major M x N (M, N multiples of 128)."""
+def make_output(ptr: cute.Pointer, m, n, l, whole_tiles: bool = True) -> cute.Tensor:
+    """(M, N, L) view of the fp16 output, batch-major, row-major M x N (N a multiple of 128; M too
+    unless `whole_tiles=False`, where the epilogue predicates the rows past M)."""
     n_div = cute.assume(n, divby=SF_ATOM_ROWS)
-    layout = cute.make_layout(
-        (cute.assume(m, divby=TILE_M), n_div, l),
-        stride=(n_div, 1, cute.assume(m * n, divby=TILE_M * SF_ATOM_ROWS)),
-    )
+    if whole_tiles:
+        m, batch_stride = cute.assume(m, divby=TILE_M), cute.assume(m * n, divby=TILE_M * SF_ATOM_ROWS)
+    else:
+        batch_stride = cute.assume(m * n, divby=SF_ATOM_ROWS)
+    layout = cute.make_layout((m, n_div, l), stride=(n_div, 1, batch_stride))
     return cute.make_tensor(ptr, layout)
 
 
@@ -232,6 +240,10 @@ class TileScheduler:
     def next(self, tile):
         gdim, _, _ = cute.arch.grid_dim()
         return tile + cutlass.Int32(gdim)
+
+    def k_tiles(self, tile, k_tile_cnt):
+        """K blocks of `tile`: the same for every tile of one GEMM (a grouped schedule differs)."""
+        return k_tile_cnt
 
 
 def narrow_tiles_fill_better(m: int, n: int, l: int, sm_count: int) -> bool:
@@ -459,11 +471,19 @@ class BlockScaledMainloop:
     def load_k_tile(self, ab_pipeline, state, k_tile, copies):
         """TMA for one K block of every operand into the producer stage `state`.
 
-        `copies` is a list of (tma_atom, tXgX sliced to ((atom_v, rest_v), RestK), tXsX).
+        `copies` is a list of (tma_atom, tXgX sliced to ((atom_v, rest_v), RestK), tXsX) or of
+        (tma_atom, tXgX, tXsX, descriptor pointer): the last form loads through a TMA descriptor
+        in global memory (the grouped GEMM's, rewritten on the device per group) instead of the
+        atom's own (a kernel parameter).
         """
         bar = ab_pipeline.producer_get_barrier(state)
-        for atom, tXgX, tXsX in copies:
-            cute.copy(atom, tXgX[(None, k_tile)], tXsX[(None, state.index)], tma_bar_ptr=bar)
+        for atom, tXgX, tXsX, *desc in copies:
+            if cutlass.const_expr(len(desc) == 0):
+                cute.copy(atom, tXgX[(None, k_tile)], tXsX[(None, state.index)], tma_bar_ptr=bar)
+            else:
+                cute.copy(
+                    atom, tXgX[(None, k_tile)], tXsX[(None, state.index)], tma_bar_ptr=bar, tma_desc_ptr=desc[0]
+                )
 
     def make_acc_fragment(self):
         """Accumulator TMEM layout: (MMA, MMA_M, MMA_N, num_acc_stage * num_b), buffer = stage*num_b + b."""
@@ -579,7 +599,10 @@ class BlockScaledMainloop:
         sSFA,
         sSFB,
     ):
-        """MMA role: per tile, wait for an empty accumulator buffer, run the K loop, hand it over."""
+        """MMA role: per tile, wait for an empty accumulator buffer, run the K loop, hand it over.
+
+        `sched` is a TileScheduler or any object with its interface (first, valid, coord, next,
+        k_tiles): the grouped GEMM's schedule gives each tile its group's K."""
         tCtAcc = cute.make_tensor(acc_tmem_ptr, acc_layout)
         tCtSFA, tCtSFB = self.make_sf_tmem(acc_tmem_ptr)
         s2t_a = self.make_s2t(sSFA, tCtSFA)
@@ -596,7 +619,7 @@ class BlockScaledMainloop:
                 # Narrow N tile: point the MMA at this tile's rows inside the 128-row scale atom.
                 _, tn, _ = sched.coord(tile)
                 _, tCtSFB_mma = self.make_sf_tmem(acc_tmem_ptr, self.sfb_shift(tn))
-            for k_tile in cutlass.range(k_tile_cnt, unroll=1):
+            for k_tile in cutlass.range(sched.k_tiles(tile, k_tile_cnt), unroll=1):
                 ab_pipeline.consumer_wait(ab_state)
                 self.mma_k_tile(ab_state.index, k_tile != 0, accs, tCrA, tCrB, tCtSFA, tCtSFB_mma, s2t_a, s2t_b)
                 # tcgen05.commit: the stage is freed when these MMAs have read it.

@@ -1,0 +1,589 @@
+"""Grouped NVFP4 block-scaled GEMM for Blackwell (sm_100a): every group's C_g = fp16(A_g . B_g^T) in
+ONE persistent launch, tcgen05 block-scaled MMA.
+
+Status: COMPILED for sm_100a in CI (tests/test_group_gemm_sm100.py, tests/test_packaged_compile.py,
+CuTe DSL 4.8.1 and the runner's 4.3.5); never run here - no B200 was available while it was
+written. Treat it as unverified until `python -m shared.eval group_gemm --mode test --impl
+submission` passes on a B200.
+
+Algorithm
+  * Schedule: the output tiles (128 x tile_n) of all groups are numbered group by group, inside a
+    group M-fastest then N (CTAs running at the same time share B tiles, the larger operand, in L2);
+    CTA b of a grid of min(#tiles, #SMs) takes tiles b, b + grid, b + 2 grid, ... (static persistent
+    schedule, `schedule()` is its host-side mirror). A tile finds its group by scanning the groups'
+    first-tile numbers in the metadata table (G <= 8 loads, L1/L2-resident).
+  * Metadata: one int64 row of META_COLS per group - addresses of a, b, sfa_reordered, sfb_reordered,
+    c; M, N, K; M tiles, first tile, K blocks - built on the host once per distinct set of tensors
+    (`GroupedLaunch`), copied to the GPU once and kept with the prepared launch, so a repeat call is
+    one C call into the launcher (shared/cute/runtime.py PreparedLaunch).
+  * TMA descriptors per group, rewritten on the device (the scheme of NVIDIA's CuTe DSL example
+    blackwell/.../grouped_blockscaled_gemm.py): the kernel parameters carry descriptors for one group
+    (the first non-empty one); the TMA warp copies them into shared memory once, and whenever its next
+    tile belongs to another group it replaces global address, dims and strides there
+    (`tensormap.replace`), copies the four descriptors to its CTA's 512-byte slot of a global
+    workspace with a release fence (`tensormap.cp_fenceproxy`), and acquires them
+    (`fence.proxy.tensormap::generic.acquire`) before its loads name them. M tails (M = 40, 72, 76
+    ...) are the descriptor's bounds: TMA fills rows >= M with zeros and never reads them; the
+    reordered scales have ceil(M/128) whole 128-row blocks (filler in the tail), so their loads stay
+    inside the tensor.
+  * Mainloop (shared with the GEMM and dual GEMM, shared/cute/sm100_blockscaled.py): a TMA warp loads
+    256-wide K blocks of A, B and their reordered scales (the leaderboard's sfasfb_reordered_tensors
+    are already the tcgen05 scale-factor atom's byte order) into a shared-memory ring; the MMA warp
+    copies each stage's scales into tensor memory (tcgen05.cp 4x32dp128bit) and issues 4 x
+    `tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.block16` (128 x tile_n x 64, E2M1 x E2M1,
+    UE4M3 scales, one per 16 K values) into fp32 accumulators in tensor memory.
+  * Epilogue: 4 warps, thread t owns accumulator row t of the tile; 32 columns at a time TMEM ->
+    registers (tcgen05.ld 32x32b.x32, tcgen05.wait::ld), fp16 (round to nearest even), stored
+    straight to the group's C, rows >= M skipped. Two accumulator buffers (tile_n <= 128) let the
+    epilogue of one tile overlap the mainloop of the next.
+
+Warp roles: warps 0-3 epilogue (warp 0 allocates / frees the 512 TMEM columns), warp 4 MMA, warp 5
+TMA and descriptor updates. 192 threads, one CTA per SM.
+
+Constraints (the submission raises ValueError otherwise or takes the portable path): L = 1, K a
+multiple of 256 (every group), N a multiple of 128, any M >= 0 (empty groups own no tiles), the
+leaderboard layouts (K-major a / b, row-major c, reordered scales with their exact strides),
+16-byte aligned tensors.
+
+Expected B200 time - an ESTIMATE from a roofline model, not a measurement (no B200 was used).
+Assumed B200: ~8 TB/s HBM, ~9-10 PFLOP/s dense FP4 (9.5 used: ~64 TFLOP/s per SM, i.e. ~0.13 us
+per 128 x 128 x 256 block-scaled step), 148 SMs, plus ~1-2 us per launch of fill, descriptor
+updates and epilogue drain that the small cases cannot hide. Bytes = A + B (K/2 per row) + scales
+(K/16 per row) + C (2 per element); FLOPs = 2 M N K summed over the groups.
+  1. G=8, N=4096, K=7168, sum M=1024: B 117.4 MB + SFB 14.7 + A 3.7 + SFA 0.5 + C 8.4 = 144.6 MB
+     -> 18.1 us at 8 TB/s; 60 GFLOP -> 6.3 us. tile_n=128: 11 M tiles x 32 N tiles = 352 tiles =
+     2.4 waves, 28 K blocks each: the busiest CTA (3 tiles) has ~11 us of MMA, under the DRAM time.
+     DRAM-bound: ~19-21 us (SOL 18.833).
+  2. G=8, N=7168, K=2048, sum M=1024: B 58.7 + SFB 7.3 + A 1.0 + SFA 0.1 + C 14.7 = 81.9 MB
+     -> 10.2 us; 30 GFLOP -> 3.2 us. tile_n=256: 13 x 28 = 364 tiles = 2.5 waves, 8 K blocks
+     each, busiest CTA ~6 us of MMA. DRAM-bound: ~11-13 us (SOL 10.667).
+  3. G=2, N=3072, K=4096, M=192+320: B 12.6 + SFB 1.6 + A 1.0 + SFA 0.1 + C 3.1 = 18.5 MB
+     -> 2.3 us; 12.9 GFLOP -> 1.4 us. tile_n=128: 5 x 24 = 120 tiles (0.8 waves), 16 K blocks
+     (~2.1 us of MMA per CTA): ~3.3-4.3 us (SOL 2.406; the fixed cost dominates).
+  4. G=2, N=4096, K=1536, M=128+384: B 6.3 + SFB 0.8 + A 0.4 + SFA 0.05 + C 4.2 = 11.7 MB
+     -> 1.5 us; 6.4 GFLOP -> 0.7 us. tile_n=128: 4 x 32 = 128 tiles (0.86 waves), 6 K blocks:
+     ~2.5-3.5 us (SOL 1.525).
+  Geomean ~6.5-8 us against the SOL's 5.211 us (~1.25-1.55x). What would close the gap: 2-CTA
+  MMAs (halve B's shared-memory traffic per output), split K for cases 3 and 4 (under one wave),
+  TMA stores of C, prefetching the next group's descriptors while the current group's K loop runs.
+
+How to run (on a B200): `python -m shared.eval group_gemm --mode benchmark --impl submission`.
+Compile only (any machine): `python -c "from problems.group_gemm import kernel_sm100 as k; k.compile_for()"`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import cutlass
+import cutlass.cute as cute
+import cutlass.pipeline as pipeline
+
+from shared.cute import sm100_blockscaled as bs
+from shared.cute.runtime import CompileCache
+
+# CuTe DSL 4.8 moved the descriptor helper to cutlass.tensor_utils (the cutlass.utils name warns
+# there); 4.3.5, the leaderboard runner's, only has cutlass.utils.
+try:
+    from cutlass.tensor_utils import TensorMapManager, TensorMapUpdateMode
+except ImportError:
+    from cutlass.utils import TensorMapManager, TensorMapUpdateMode
+
+B200_SM_COUNT = 148
+TILE_NS = (64, 128, 256)
+
+# The metadata table: one int64 row per group.
+META_COLS = 16  # 128 bytes per row
+PTR_A, PTR_B, PTR_SFA, PTR_SFB, PTR_C, COL_M, COL_N, COL_K, COL_TILES_M, COL_TILE_START, COL_K_TILES = range(11)
+
+# Per CTA, in global memory: the TMA descriptors of A, B, SFA, SFB for its current group.
+TENSORMAP_BYTES = 128
+NUM_TENSORMAPS = 4
+
+
+@dataclass(frozen=True)
+class GroupGemmSm100Config:
+    tile_n: int = 128
+    num_acc_stage: int = 2  # 1 for tile_n = 256 (2 x 256 accumulator columns leave no room for scales)
+    num_ab_stage: int = 0  # 0 = fill shared memory
+    sm_count: int = B200_SM_COUNT  # persistent grid size cap and descriptor workspace slots (compile-time)
+
+    def mainloop(self) -> bs.MainloopConfig:
+        return bs.MainloopConfig(
+            tile_n=self.tile_n, num_b=1, num_acc_stage=self.num_acc_stage, num_ab_stage=self.num_ab_stage
+        )
+
+
+# ---------------------------------------------------------------------------------------- schedule
+def group_tiles(m: int, n: int, tile_n: int) -> tuple[int, int]:
+    """(M tiles, N tiles) of one group: partial M tiles count, N is a multiple of tile_n."""
+    return -(-m // bs.TILE_M), n // tile_n
+
+
+def tile_starts(sizes, tile_n: int) -> list[int]:
+    """First tile number of each group (groups in order, G + 1 entries: the last is the total)."""
+    starts = [0]
+    for m, n, _k, _l in sizes:
+        tm, tn = group_tiles(m, n, tile_n)
+        starts.append(starts[-1] + tm * tn)
+    return starts
+
+
+def locate(tile: int, starts, tiles_m) -> tuple[int, int, int]:
+    """(group, M tile, N tile) of a tile number; what the kernel's GroupTileScheduler.coord computes:
+    the last group whose first tile is <= tile (skips empty groups), then M-fastest inside it."""
+    g = 0
+    for i in range(1, len(tiles_m)):
+        if starts[i] <= tile:
+            g = i
+    local = tile - starts[g]
+    return g, local % tiles_m[g], local // tiles_m[g]
+
+
+def grid_size(total_tiles: int, sm_count: int) -> int:
+    return min(total_tiles, sm_count)
+
+
+def schedule(sizes, tile_n: int, sm_count: int = B200_SM_COUNT) -> list[list[tuple[int, int, int]]]:
+    """The work of every CTA of the launch, in its order: [(group, M tile, N tile), ...] per CTA."""
+    starts = tile_starts(sizes, tile_n)
+    tiles_m = [group_tiles(m, n, tile_n)[0] for m, n, _, _ in sizes]
+    total, grid = starts[-1], grid_size(starts[-1], sm_count)
+    return [[locate(t, starts, tiles_m) for t in range(b, total, grid)] for b in range(grid)]
+
+
+def estimated_cost(sizes, tile_n: int, sm_count: int = B200_SM_COUNT) -> float:
+    """Relative time of the busiest CTA: per K block ~ the rows it brings in (128 of A + tile_n of B),
+    per tile 2 K blocks' worth of fill and epilogue."""
+    k_blocks = [k // bs.K_TILE for _, _, k, _ in sizes]
+    per_cta = [sum((k_blocks[g] + 2) * (bs.TILE_M + tile_n) for g, _, _ in work)
+               for work in schedule(sizes, tile_n, sm_count)]
+    return max(per_cta, default=0)
+
+
+def choose_config(sizes, sm_count: int = B200_SM_COUNT) -> GroupGemmSm100Config:
+    """The N tile with the cheapest busiest CTA (estimated_cost); ties go to the narrower tile."""
+    fits = [tn for tn in TILE_NS if all(n % tn == 0 for _, n, _, _ in sizes)]
+    best = min(fits, key=lambda tn: (estimated_cost(sizes, tn, sm_count), tn))
+    return GroupGemmSm100Config(tile_n=best, num_acc_stage=1 if best == 256 else 2, sm_count=sm_count)
+
+
+def metadata_rows(sizes, addresses, tile_n: int) -> list[list[int]]:
+    """The metadata table: per group [a, b, sfa, sfb, c addresses, M, N, K, M tiles, first tile,
+    K blocks, 0...] (META_COLS int64)."""
+    starts = tile_starts(sizes, tile_n)
+    rows = []
+    for g, ((m, n, k, _l), addr) in enumerate(zip(sizes, addresses)):
+        row = [*addr, m, n, k, group_tiles(m, n, tile_n)[0], starts[g], k // bs.K_TILE]
+        rows.append(row + [0] * (META_COLS - len(row)))
+    return rows
+
+
+class GroupTileScheduler:
+    """Device side of `schedule()`: the TileScheduler interface (first, valid, coord, next, k_tiles)
+    over the tiles of all groups; coord returns (M tile, N tile, group)."""
+
+    def __init__(self, meta: cute.Tensor, num_groups, total_tiles):
+        self.meta = meta
+        self.num_groups = cutlass.Int32(num_groups)
+        self.total_tiles = cutlass.Int32(total_tiles)
+
+    def __extract_mlir_values__(self):
+        return [*cutlass.extract_mlir_values(self.meta), self.num_groups.ir_value(), self.total_tiles.ir_value()]
+
+    def __new_from_mlir_values__(self, values):
+        meta = cutlass.new_from_mlir_values(self.meta, values[:-2])
+        return GroupTileScheduler(meta, cutlass.Int32(values[-2]), cutlass.Int32(values[-1]))
+
+    def field(self, g, col):
+        return cutlass.Int32(self.meta[(g, col)])
+
+    def first(self):
+        bidx, _, _ = cute.arch.block_idx()
+        return cutlass.Int32(bidx)
+
+    def valid(self, tile):
+        return tile < self.total_tiles
+
+    def next(self, tile):
+        gdim, _, _ = cute.arch.grid_dim()
+        return tile + cutlass.Int32(gdim)
+
+    @cute.jit
+    def group_of(self, tile):
+        g = cutlass.Int32(0)
+        for i in cutlass.range(1, self.num_groups, unroll=1):
+            if self.field(i, COL_TILE_START) <= tile:
+                g = i
+        return g
+
+    @cute.jit
+    def coord(self, tile):
+        g = self.group_of(tile)
+        local = tile - self.field(g, COL_TILE_START)
+        tiles_m = self.field(g, COL_TILES_M)
+        return local % tiles_m, local // tiles_m, g
+
+    @cute.jit
+    def k_tiles(self, tile, _k_tile_cnt):
+        return self.field(self.group_of(tile), COL_K_TILES)
+
+
+# ---------------------------------------------------------------------------------------- the kernel
+def group_operands(a_ptr, b_ptr, sfa_ptr, sfb_ptr, m, n, k):
+    """Global views of one group's A, B (packed E2M1, K-major, L = 1) and reordered scales; the same
+    layouts on the host (the descriptors in the kernel parameters) and on the device (the ones
+    rewritten per group), so `tensormap.replace` changes only address, dims and strides."""
+    mA = bs.make_kmajor_operand(a_ptr, m, k, 1, whole_tiles=False)
+    mB = bs.make_kmajor_operand(b_ptr, n, k, 1)
+    return mA, mB, bs.make_scale_operand(sfa_ptr, mA), bs.make_scale_operand(sfb_ptr, mB)
+
+
+def _gmem(dtype, address):
+    return cute.make_ptr(dtype, address, cute.AddressSpace.gmem, assumed_align=16)
+
+
+class NvFp4GroupGemmSm100:
+    """Host: `__call__(a, b, sfa, sfb pointers of the first non-empty group, metadata pointer,
+    descriptor workspace pointer, (M, N, K) of that group, (G, total tiles))` builds the TMA atoms and
+    launches; device: `kernel` (warp roles in the module docstring)."""
+
+    def __init__(self, config: GroupGemmSm100Config = GroupGemmSm100Config()):
+        self.config = config
+        self.ml = bs.BlockScaledMainloop(config.mainloop())
+
+    @staticmethod
+    def can_implement(sizes, config: GroupGemmSm100Config = GroupGemmSm100Config()) -> bool:
+        try:
+            config.mainloop()
+        except ValueError:
+            return False
+        return bool(sizes) and all(
+            l == 1 and k > 0 and k % bs.K_TILE == 0 and n % bs.SF_ATOM_ROWS == 0 and n % config.tile_n == 0
+            and m >= 0 for m, n, k, l in sizes
+        )
+
+    @cute.jit
+    def __call__(
+        self,
+        a_ptr: cute.Pointer,
+        b_ptr: cute.Pointer,
+        sfa_ptr: cute.Pointer,
+        sfb_ptr: cute.Pointer,
+        meta_ptr: cute.Pointer,
+        tensormap_ptr: cute.Pointer,
+        first: tuple,
+        counts: tuple,
+    ):
+        m, n, k = first
+        num_groups, total_tiles = counts
+        ml = self.ml
+        tiled_mma = ml.setup()
+
+        mA, mB, mSFA, mSFB = group_operands(a_ptr, b_ptr, sfa_ptr, sfb_ptr, m, n, k)
+        tma_a, tma_sfa = ml.make_tma_a(mA, mSFA)
+        tma_b, tma_sfb = ml.make_tma_b(mB, mSFB)
+        mMeta = cute.make_tensor(meta_ptr, cute.make_layout((num_groups, META_COLS), stride=(META_COLS, 1)))
+        words = TENSORMAP_BYTES // 8
+        mTensormaps = cute.make_tensor(
+            tensormap_ptr,
+            cute.make_layout((self.config.sm_count, NUM_TENSORMAPS, words), stride=(NUM_TENSORMAPS * words, words, 1)),
+        )
+        grid = (cutlass.min(total_tiles, self.config.sm_count), 1, 1)
+
+        # Spelled as a local: the struct resolves its (string) annotations in this frame.
+        desc_buffer = cute.struct.Align[cute.struct.MemRange[cutlass.Int64, NUM_TENSORMAPS * words], TENSORMAP_BYTES]
+
+        @cute.struct
+        class SharedStorage:
+            tensormaps: desc_buffer
+            ab_mbar: cute.struct.MemRange[cutlass.Int64, ml.num_ab_stage * 2]
+            acc_mbar: cute.struct.MemRange[cutlass.Int64, ml.num_acc_stage * 2]
+            tmem_holding_buf: cute.struct.MemRange[cutlass.Int32, 1]
+
+        self.shared_storage = SharedStorage
+
+        self.kernel(
+            tiled_mma,
+            tma_a[0],
+            tma_a[1],
+            tma_b[0],
+            tma_b[1],
+            tma_sfa[0],
+            tma_sfa[1],
+            tma_sfb[0],
+            tma_sfb[1],
+            mMeta,
+            mTensormaps,
+            num_groups,
+            total_tiles,
+        ).launch(grid=grid, block=[bs.THREADS_PER_CTA, 1, 1], cluster=(1, 1, 1))
+
+    @cute.kernel
+    def kernel(
+        self,
+        tiled_mma: cute.TiledMma,
+        tma_atom_a: cute.CopyAtom,
+        mA: cute.Tensor,
+        tma_atom_b: cute.CopyAtom,
+        mB: cute.Tensor,
+        tma_atom_sfa: cute.CopyAtom,
+        mSFA: cute.Tensor,
+        tma_atom_sfb: cute.CopyAtom,
+        mSFB: cute.Tensor,
+        mMeta: cute.Tensor,
+        mTensormaps: cute.Tensor,
+        num_groups: cutlass.Int32,
+        total_tiles: cutlass.Int32,
+    ):
+        self.ml.bind(tiled_mma)
+        warp_idx = cute.arch.make_warp_uniform(cute.arch.warp_idx())
+        tidx, _, _ = cute.arch.thread_idx()
+        bidx, _, _ = cute.arch.block_idx()
+
+        smem = bs.SmemAllocator()
+        storage = smem.allocate(self.shared_storage)
+        sA, sSFA, sB, sSFB = self.ml.allocate_smem(smem)
+
+        ab_pipeline = self.ml.make_ab_pipeline(storage.ab_mbar.data_ptr())
+        acc_pipeline = self.ml.make_acc_pipeline(storage.acc_mbar.data_ptr())
+        tmem = bs.TmemAllocator(
+            storage.tmem_holding_buf.data_ptr(),
+            barrier_for_retrieve=pipeline.NamedBarrier(barrier_id=2, num_threads=32 * (len(bs.EPILOGUE_WARPS) + 1)),
+            allocator_warp_id=bs.EPILOGUE_WARPS[0],
+        )
+        epilogue_barrier = pipeline.NamedBarrier(barrier_id=1, num_threads=32 * len(bs.EPILOGUE_WARPS))
+        pipeline.pipeline_init_arrive(cluster_shape_mn=(1, 1), is_relaxed=True)
+
+        thr_mma = tiled_mma.get_slice(0)
+        # Partitions of the kernel parameters' (first group's) TMA coordinate tensors. A TMA
+        # coordinate is just (row, k) arithmetic, so the same partitions index every group: the
+        # descriptor a load names decides which tensor and bounds the coordinates apply to.
+        tCgA = self.ml.tile_global(thr_mma, mA, operand_a=True)
+        tCgB = self.ml.tile_global(thr_mma, mB, operand_a=False)
+        tCgSFA = self.ml.tile_global(thr_mma, mSFA, operand_a=True)
+        tCgSFB = self.ml.tile_global_sfb(mSFB)
+        tAsA, tAgA = self.ml.partition_tma(tma_atom_a, tCgA, sA, scales=False)
+        tBsB, tBgB = self.ml.partition_tma(tma_atom_b, tCgB, sB[0], scales=False)
+        tAsSFA, tAgSFA = self.ml.partition_tma(tma_atom_sfa, tCgSFA, sSFA, scales=True)
+        tBsSFB, tBgSFB = self.ml.partition_tma(tma_atom_sfb, tCgSFB, sSFB[0], scales=True)
+
+        tCrA = tiled_mma.make_fragment_A(sA)
+        tCrB = [tiled_mma.make_fragment_B(sB[0])]
+        tCtAcc_fake = self.ml.make_acc_fragment()
+
+        sched = GroupTileScheduler(mMeta, num_groups, total_tiles)
+        pipeline.pipeline_init_wait(cluster_shape_mn=(1, 1))
+
+        desc_smem_base = storage.tensormaps.data_ptr()
+        if warp_idx == bs.TMA_WARP:
+            self.tma_warp(
+                sched,
+                ab_pipeline,
+                [tma_atom_a, tma_atom_b, tma_atom_sfa, tma_atom_sfb],
+                desc_smem_base,
+                mTensormaps[(bidx, None, None)],
+                [(tAgA, tAsA), (tAgSFA, tAsSFA)],
+                [(tBgB, tBsB), (tBgSFB, tBsSFB)],
+            )
+
+        if warp_idx == bs.MMA_WARP:
+            tmem.wait_for_alloc()
+            self.ml.mma_warp(
+                sched,
+                0,
+                ab_pipeline,
+                acc_pipeline,
+                tmem.retrieve_ptr(bs.ACC_DTYPE),
+                tCtAcc_fake.layout,
+                tCrA,
+                tCrB,
+                sSFA,
+                sSFB,
+            )
+
+        if warp_idx < bs.MMA_WARP:
+            tmem.allocate(bs.TMEM_COLS)
+            tmem.wait_for_alloc()
+            acc_tmem_ptr = tmem.retrieve_ptr(bs.ACC_DTYPE)
+            tCtAcc = cute.make_tensor(acc_tmem_ptr, tCtAcc_fake.layout)
+            # A tiled MMA of its own: the MMA warp's one carries the scale addresses it set per K block.
+            thr_mma_epi = bs.BlockScaledMainloop._make_tiled_mma(self.config.tile_n).get_slice(0)
+            self.epilogue(sched, tidx, thr_mma_epi, acc_pipeline, tCtAcc)
+            tmem.relinquish_alloc_permit()
+            epilogue_barrier.arrive_and_wait()
+            tmem.free(acc_tmem_ptr)
+
+    @cute.jit
+    def tma_warp(self, sched, ab_pipeline, atoms, desc_smem_base, mDesc, a_parts, b_parts):
+        """Producer role: per tile, the group's descriptors when the group changes, then every K block of
+        A / SFA (by the tile's M coordinate) and B / SFB (by its N coordinate, SFB by its 128-row atom).
+
+        The descriptors of A, B, SFA, SFB live in shared memory from `desc_smem_base` (where they are
+        edited) and in this CTA's slot `mDesc` (NUM_TENSORMAPS, 16 words) of the global workspace
+        (where the TMA unit reads them)."""
+        tensormaps = TensorMapManager(TensorMapUpdateMode.SMEM, TENSORMAP_BYTES)
+        words = TENSORMAP_BYTES // 8
+        desc_smem = [desc_smem_base + i * words for i in range(NUM_TENSORMAPS)]
+        desc_gmem = [tensormaps.get_tensormap_ptr(mDesc[(i, None)].iterator) for i in range(NUM_TENSORMAPS)]
+        for atom, dst in zip(atoms, desc_smem):
+            tensormaps.init_tensormap_from_atom(atom, dst, bs.TMA_WARP)
+        state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, self.ml.num_ab_stage)
+        (tAgA, tAsA), (tAgSFA, tAsSFA) = a_parts
+        (tBgB, tBsB), (tBgSFB, tBsSFB) = b_parts
+        last_group = cutlass.Int32(-1)
+        tile = sched.first()
+        while sched.valid(tile):
+            tm, tn, g = sched.coord(tile)
+            if g != last_group:
+                mA, mB, mSFA, mSFB = group_operands(
+                    _gmem(bs.AB_DTYPE, sched.meta[(g, PTR_A)]),
+                    _gmem(bs.AB_DTYPE, sched.meta[(g, PTR_B)]),
+                    _gmem(bs.SF_DTYPE, sched.meta[(g, PTR_SFA)]),
+                    _gmem(bs.SF_DTYPE, sched.meta[(g, PTR_SFB)]),
+                    sched.field(g, COL_M),
+                    sched.field(g, COL_N),
+                    sched.field(g, COL_K),
+                )
+                # tensormap.replace in shared memory, then a fenced copy to this CTA's global slot
+                tensormaps.update_tensormap((mA, mB, mSFA, mSFB), tuple(atoms), tuple(desc_gmem), bs.TMA_WARP,
+                                            tuple(desc_smem))
+                # the TMA unit reads descriptors through the tensormap proxy: acquire the new ones
+                for desc in desc_gmem:
+                    tensormaps.fence_tensormap_update(desc)
+                last_group = g
+            descs = [tensormaps.get_tensormap_ptr(d, cute.AddressSpace.generic) for d in desc_gmem]
+            tn_sf = tn // self.ml.sfb_tile_div
+            copies = [
+                (atoms[0], tAgA[(None, tm, None, 0)], tAsA, descs[0]),
+                (atoms[1], tBgB[(None, tn, None, 0)], tBsB, descs[1]),
+                (atoms[2], tAgSFA[(None, tm, None, 0)], tAsSFA, descs[2]),
+                (atoms[3], tBgSFB[(None, tn_sf, None, 0)], tBsSFB, descs[3]),
+            ]
+            for k_tile in cutlass.range(sched.field(g, COL_K_TILES), unroll=1):
+                ab_pipeline.producer_acquire(state)
+                self.ml.load_k_tile(ab_pipeline, state, k_tile, copies)
+                state.advance()
+            tile = sched.next(tile)
+        # Do not exit while TMA writes into this CTA's shared memory are still in flight.
+        ab_pipeline.producer_tail(state)
+
+    @cute.jit
+    def epilogue(self, sched, tidx, thr_mma, acc_pipeline, tCtAcc):
+        """Epilogue warps: per tile, accumulator -> fp16 -> the group's C, rows >= M left alone."""
+        c_tile = cute.slice_(self.ml.mma_tiler, (None, None, 0))
+        store_atom = cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), bs.C_DTYPE)
+        acc_state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, self.ml.num_acc_stage)
+        tile = sched.first()
+        while sched.valid(tile):
+            tm, tn, g = sched.coord(tile)
+            m = sched.field(g, COL_M)
+            mC = bs.make_output(_gmem(bs.C_DTYPE, sched.meta[(g, PTR_C)]), m, sched.field(g, COL_N), 1,
+                                whole_tiles=False)
+            tCgC = thr_mma.partition_C(cute.local_tile(mC, c_tile, (None, None, None)))
+            # the same partition of C's coordinates: which row this thread stores
+            tCcC = thr_mma.partition_C(cute.local_tile(cute.make_identity_tensor(mC.shape), c_tile, (None, None, None)))
+            tiled_t2r, tTR_tAcc, tTR_gC = self.ml.make_epilogue_copy(tidx, tCtAcc, tCgC)
+            _, _, tTR_cC = self.ml.make_epilogue_copy(tidx, tCtAcc, tCcC)
+            frag_shape = tTR_gC[(None, None, None, 0, 0, 0, 0, 0)].shape
+            tTR_rAcc = cute.make_rmem_tensor(frag_shape, bs.ACC_DTYPE)
+            tTR_rC = cute.make_rmem_tensor(frag_shape, bs.C_DTYPE)
+            tTR_gC_tile = tTR_gC[(None, None, None, 0, None, tm, tn, 0)]
+            row = tTR_cC[(None, None, None, 0, None, tm, tn, 0)][0][0]
+            acc_pipeline.consumer_wait(acc_state)
+            for sub in cutlass.range(cute.size(tTR_tAcc, mode=[4]), unroll_full=True):
+                cute.copy(tiled_t2r, tTR_tAcc[(None, None, None, 0, sub, acc_state.index)], tTR_rAcc)
+                # tcgen05.ld is asynchronous: its registers are valid after tcgen05.wait::ld.
+                cute.arch.fence_view_async_tmem_load()
+                tTR_rC.store(tTR_rAcc.load().to(bs.C_DTYPE))
+                if row < m:
+                    cute.copy(store_atom, tTR_rC, tTR_gC_tile[(None, None, None, sub)])
+            # Every TMEM read of this buffer has completed (waited above): hand it back.
+            acc_pipeline.consumer_release(acc_state)
+            acc_state.advance()
+            tile = sched.next(tile)
+
+
+# ---------------------------------------------------------------------------------------- host glue
+_COMPILED = CompileCache()
+
+
+def compile_for(config: GroupGemmSm100Config | None = None, arch: str = "sm_100a", options: str = ""):
+    """Compile (once per config, arch and options) the kernel; no GPU needed. Problem sizes, group
+    count and addresses are runtime values, so one binary serves every problem of a config.
+    `options` are extra cute.compile flags (e.g. "--keep-ptx --keep-cubin --dump-dir DIR")."""
+    from shared.cute.runtime import compile_arch, null_ptr
+
+    config = config or GroupGemmSm100Config()
+    config.mainloop()  # ValueError for a config that does not fit
+
+    def build():
+        ab, sf, i64 = null_ptr(bs.AB_DTYPE, 16), null_ptr(bs.SF_DTYPE, 16), null_ptr(cutlass.Int64, 16)
+        with compile_arch(arch):
+            return cute.compile(NvFp4GroupGemmSm100(config), ab, ab, sf, sf, i64, i64,
+                                (bs.TILE_M, bs.SF_ATOM_ROWS, bs.K_TILE), (1, 1),
+                                options=f"--gpu-arch {arch} {options}".strip())
+
+    return _COMPILED.get((config, arch, options), build)
+
+
+def check_k(sizes) -> None:
+    """ValueError naming the first group whose K the kernel cannot take (a positive multiple of 256:
+    the problem's stated constraint, one pipeline stage per 256 K values)."""
+    for g, (_m, _n, k, _l) in enumerate(sizes):
+        if k <= 0 or k % bs.K_TILE:
+            raise ValueError(f"group_gemm: group {g} has K = {k}; K must be a positive multiple of {bs.K_TILE}")
+
+
+def _check_group(g: int, a, b, c, reordered, size) -> tuple:
+    """The tensors of group g as the kernel reads them (by name); returns (sfa_reordered, sfb_reordered)."""
+    m, n, k, _ = size
+    if not isinstance(reordered, tuple | list) or len(reordered) != 2:
+        raise TypeError(f"group_gemm: group {g} sfasfb_reordered entry must be a pair (sfa, sfb), "
+                        f"got {type(reordered).__name__}")
+    sfa_r, sfb_r = reordered
+    fp4 = ("float4_e2m1fn_x2", "uint8")
+    bs.check_operand(f"group {g} a", a, (m, k // 2, 1), fp4, (k // 2, 1, m * k // 2))
+    bs.check_operand(f"group {g} b", b, (n, k // 2, 1), fp4, (k // 2, 1, n * k // 2))
+    bs.check_operand(f"group {g} c", c, (m, n, 1), ("float16",), (n, 1, m * n))
+    bs.check_scales(f"group {g} sfa_reordered", sfa_r, m, k, 1)
+    bs.check_scales(f"group {g} sfb_reordered", sfb_r, n, k, 1)
+    for name, t in (("a", a), ("b", b), ("c", c), ("sfa_reordered", sfa_r), ("sfb_reordered", sfb_r)):
+        if t.data_ptr() % 16:
+            raise ValueError(f"group_gemm: group {g} {name} at 0x{t.data_ptr():x} is not 16-byte aligned")
+    return sfa_r, sfb_r
+
+
+def prepare(data, sizes):
+    """The leaderboard tuple bound to the kernel: every tensor checked by group and name, the kernel
+    compiled (or fetched) for the device, the metadata table and descriptor workspace made on the
+    GPU. Returns a PreparedLaunch (calling it launches; C written in place), a no-op where no group
+    has a tile, or None where the kernel does not take the problem (L != 1, N % 128 != 0: the
+    caller takes the portable path). `sizes` come from shared.inputs.check_grouped."""
+    import torch
+
+    from shared.cute.runtime import PreparedLaunch, gmem_ptr
+
+    check_k(sizes)
+    if any(l != 1 or n % bs.SF_ATOM_ROWS for _m, n, _k, l in sizes):
+        return None
+    abc, _, reordered, _ = data
+    scales = [_check_group(g, *abc[g], reordered[g], sizes[g]) for g in range(len(sizes))]
+    bs.check_cuda(**{f"group {g} {name}": t for g in range(len(sizes))
+                     for name, t in zip(("a", "b", "c", "sfa_reordered", "sfb_reordered"), (*abc[g], *scales[g]))})
+    device = abc[0][0].device
+    config = choose_config(sizes, bs.device_sm_count(abc[0][0]))
+    starts = tile_starts(sizes, config.tile_n)
+    if starts[-1] == 0:
+        return lambda: None  # every C is empty
+    compiled = compile_for(config)
+    addresses = [(a.data_ptr(), b.data_ptr(), sfa.data_ptr(), sfb.data_ptr(), c.data_ptr())
+                 for (a, b, c), (sfa, sfb) in zip(abc, scales)]
+    meta = torch.tensor(metadata_rows(sizes, addresses, config.tile_n), dtype=torch.int64).to(device)
+    workspace = torch.empty((config.sm_count, NUM_TENSORMAPS, TENSORMAP_BYTES // 8), dtype=torch.int64, device=device)
+    first = next(g for g in range(len(sizes)) if starts[g + 1] > starts[g])
+    (a, b, _), (sfa, sfb) = abc[first], scales[first]
+    m, n, k, _ = sizes[first]
+    args = [gmem_ptr(a, bs.AB_DTYPE), gmem_ptr(b, bs.AB_DTYPE), gmem_ptr(sfa, bs.SF_DTYPE), gmem_ptr(sfb, bs.SF_DTYPE),
+            gmem_ptr(meta, cutlass.Int64), gmem_ptr(workspace, cutlass.Int64), (m, n, k), (len(sizes), starts[-1])]
+    return PreparedLaunch(compiled, args, hold=(meta, workspace))
