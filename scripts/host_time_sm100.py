@@ -1,5 +1,5 @@
 """Host time per call of the sm100 path, up to the driver call, on a machine without a B200:
-`python scripts/host_time_sm100.py [--problems gemv gemm dual_gemm] [--calls 2000] [--json OUT]`.
+`python scripts/host_time_sm100.py [--problems gemv gemm dual_gemm group_gemm] [--calls 2000] [--json OUT]`.
 
 The sm100 kernels cannot launch on an H100, but everything a call does before the launch can run
 there: the submission's lookup of its prepared launch (tensor_key over the tensors it reads), or on
@@ -38,7 +38,7 @@ os.environ.setdefault("CUTE_DSL_ARCH", "sm_100a")  # the sm100 gemv compiles for
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--problems", nargs="+", default=["gemv", "gemm", "dual_gemm"])
+    p.add_argument("--problems", nargs="+", default=["gemv", "gemm", "dual_gemm", "group_gemm"])
     p.add_argument("--calls", type=int, default=2000)
     p.add_argument("--json", default=None)
     args = p.parse_args(argv)
