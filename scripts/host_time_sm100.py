@@ -45,6 +45,9 @@ def main(argv=None) -> int:
 
     from shared import problem as P
     from shared.cute import runtime
+    from shared.worker import install_task_module
+
+    install_task_module()  # group_gemm's submission starts with the leaderboard's `from task import ...`
 
     device = torch.device("cuda", torch.cuda.current_device()) if torch.cuda.is_available() else None
     if device is None:
