@@ -195,18 +195,7 @@ class NvFp4DualGemmSm100:
 
         smem = bs.SmemAllocator()
         storage = smem.allocate(self.shared_storage)
-        sA, sSFA, sB, sSFB = self.ml.allocate_smem(smem)
-
-        ab_pipeline = self.ml.make_ab_pipeline(storage.ab_mbar.data_ptr())
-        acc_pipeline = self.ml.make_acc_pipeline(storage.acc_mbar.data_ptr())
-        # The epilogue warps plus the MMA warp read the TMEM base address the allocator writes.
-        tmem = bs.TmemAllocator(
-            storage.tmem_holding_buf.data_ptr(),
-            barrier_for_retrieve=pipeline.NamedBarrier(barrier_id=2, num_threads=32 * (len(bs.EPILOGUE_WARPS) + 1)),
-            allocator_warp_id=bs.EPILOGUE_WARPS[0],
-        )
-        epilogue_barrier = pipeline.NamedBarrier(barrier_id=1, num_threads=32 * len(bs.EPILOGUE_WARPS))
-        pipeline.pipeline_init_arrive(cluster_shape_mn=(1, 1), is_relaxed=True)
+        (sA, sSFA, sB, sSFB), ab_pipeline, acc_pipeline, tmem, epilogue_barrier = self.ml.setup_cta(storage, smem)
 
         thr_mma = tiled_mma.get_slice(0)
         # (MMA, MMA_MN, MMA_K, RestMN, RestK, L)

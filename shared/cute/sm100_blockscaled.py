@@ -417,6 +417,23 @@ class BlockScaledMainloop:
             sSFB.append(smem.allocate_tensor(SF_DTYPE, self.sfb_smem_layout, byte_alignment=128))
         return sA, sSFA, sB, sSFB
 
+    def setup_cta(self, storage, smem):
+        """The CTA's shared state, the same in every kernel on this mainloop: stage buffers (sA, sSFA,
+        sB[i], sSFB[i]), the load and accumulator pipelines, the TMEM allocator (the epilogue warps
+        plus the MMA warp read the base address it writes) and the epilogue warps' barrier; then the
+        pipelines' init arrive (the matching wait comes after the partitions are built)."""
+        sA, sSFA, sB, sSFB = self.allocate_smem(smem)
+        ab_pipeline = self.make_ab_pipeline(storage.ab_mbar.data_ptr())
+        acc_pipeline = self.make_acc_pipeline(storage.acc_mbar.data_ptr())
+        tmem = TmemAllocator(
+            storage.tmem_holding_buf.data_ptr(),
+            barrier_for_retrieve=pipeline.NamedBarrier(barrier_id=2, num_threads=32 * (len(EPILOGUE_WARPS) + 1)),
+            allocator_warp_id=EPILOGUE_WARPS[0],
+        )
+        epilogue_barrier = pipeline.NamedBarrier(barrier_id=1, num_threads=32 * len(EPILOGUE_WARPS))
+        pipeline.pipeline_init_arrive(cluster_shape_mn=(1, 1), is_relaxed=True)
+        return (sA, sSFA, sB, sSFB), ab_pipeline, acc_pipeline, tmem, epilogue_barrier
+
     def make_ab_pipeline(self, barrier_ptr):
         """Full/empty mbarriers per stage: TMA transaction bytes fill it, a tcgen05.commit empties it."""
         return pipeline.PipelineTmaUmma.create(
