@@ -104,10 +104,11 @@ def lint(session: nox.Session) -> None:
     session.run("ruff", "check", ".")
 
 
-# What `bench` installs where there is no GPU: torch and its dependencies, PyYAML, rich, and setuptools
+# What `bench` installs where there is no GPU: torch and its dependencies (numpy too: torch warns without it),
+# PyYAML, rich, and setuptools
 # (the editable install's backend), pinned by locks/dev.txt.
 EVAL_CPU_PACKAGES = ["torch", "filelock", "typing-extensions", "sympy", "mpmath", "networkx", "jinja2", "markupsafe",
-                     "fsspec", "pyyaml", "rich", "markdown-it-py", "mdurl", "pygments", "setuptools"]
+                     "fsspec", "numpy", "pyyaml", "rich", "markdown-it-py", "mdurl", "pygments", "setuptools"]
 
 
 @nox.session(python=PYTHON)
