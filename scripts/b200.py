@@ -2,10 +2,10 @@
 
 On a machine with a B200 (compute capability 10.0) it runs, in order, and writes ONE results JSON
 (results/b200-<utc stamp>.json) with a verdict per kernel:
-  1. the sm100 test tier (`pytest -m sm100`: every manifest test case of gemm and dual_gemm, leaderboard
-     and stress generators, output poisoned with NaN) and the CPU readiness checks of the binaries;
+  1. the sm100 test tier (`pytest -m sm100`: every manifest test case of gemm, dual_gemm and group_gemm,
+     leaderboard and stress generators, output poisoned with NaN) and the CPU readiness checks of the binaries;
   2. the evaluator in test mode with the stress data, then in leaderboard mode (rechecked timed runs),
-     for gemv, gemm, dual_gemm, with the submission each problem ships;
+     for gemv, gemm, dual_gemm, group_gemm, with the submission each problem ships;
   3. optionally (`-- --reference-kernels DIR`, DIR a gpu-mode/reference-kernels checkout) the
      leaderboard's own eval files from DIR/problems/nvidia/<problem>, run in a scratch directory that
      links to them (nothing is copied into this repository) with our packaged submission, benchmark mode;
@@ -35,7 +35,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # `python scripts/b200.py` as well as `python -m scripts.b200`
     sys.path.insert(0, str(ROOT))
-PROBLEMS = ("gemv", "gemm", "dual_gemm")
+PROBLEMS = ("gemv", "gemm", "dual_gemm", "group_gemm")
 HBM_BYTES_PER_S = 8.0e12
 FP4_FLOPS = 9.0e15
 SMS = 148
@@ -69,9 +69,29 @@ def gemv_estimate(m: int, k: int, l: int) -> dict:
     return {"bytes": bytes_, "flops": 2 * m * k * l, "dram_us": dram_us, "expected_us": dram_us + FIXED_US / 2}
 
 
+def group_estimate(ms, ns, ks) -> dict:
+    """The sm100 grouped kernel (one persistent launch over every group's 128 x tile_n tiles): the bytes
+    of all groups against the busiest CTA's K steps (problems/group_gemm/kernel_sm100.py, schedule)."""
+    from problems.group_gemm import kernel_sm100 as G
+
+    sizes = [(m, n, k, 1) for m, n, k in zip(ms, ns, ks)]
+    tile_n = G.choose_config(sizes, SMS).tile_n
+    bytes_ = sum(m * k // 2 + m * k // 16 + n * k // 2 + n * k // 16 + 2 * m * n for m, n, k, _ in sizes)
+    work = G.schedule(sizes, tile_n, SMS)
+    busiest = max((sum(sizes[g][2] // 256 for g, _, _ in tiles) for tiles in work), default=0)
+    step_us = 2 * 128 * tile_n * 256 / (SM_FLOPS * (NARROW_EFFICIENCY if tile_n < 128 else 1.0)) * 1e6
+    dram_us = bytes_ / HBM_BYTES_PER_S * 1e6
+    mma_us = busiest * step_us
+    return {"bytes": bytes_, "flops": sum(2 * m * n * k for m, n, k, _ in sizes), "tiles": sum(map(len, work)),
+            "k_steps": busiest, "step_us": step_us, "dram_us": dram_us, "mma_us": mma_us,
+            "expected_us": max(dram_us, mma_us) + FIXED_US}
+
+
 def expected_us(problem: str, case: dict) -> dict:
     if problem == "gemv":
         return gemv_estimate(case["m"], case["k"], case["l"])
+    if problem == "group_gemm":
+        return group_estimate(case["m"], case["n"], case["k"])
     m, n, k, l = (case[x] for x in ("m", "n", "k", "l"))
     if problem == "gemm":
         from problems.gemm.kernel_sm100 import choose_config
@@ -80,18 +100,20 @@ def expected_us(problem: str, case: dict) -> dict:
     return gemm_like_estimate(m, n, k, l, 1 if problem == "gemm" else 2, choose_config(m, n, k, l, SMS).tile_n)
 
 
-def benchmark_cases(problem: str) -> list[dict]:
+def yaml_of(problem: str) -> dict:
     import yaml
 
-    return yaml.safe_load((ROOT / "problems" / problem / "manifest.yaml").read_text())["benchmarks"]
+    return yaml.safe_load((ROOT / "problems" / problem / "manifest.yaml").read_text())
+
+
+def benchmark_cases(problem: str) -> list[dict]:
+    return yaml_of(problem)["benchmarks"]
 
 
 def model_table() -> str:
-    import yaml
-
     lines = []
     for problem in PROBLEMS:
-        sol = yaml.safe_load((ROOT / "problems" / problem / "manifest.yaml").read_text())["speed_of_light_b200_us"]
+        sol = yaml_of(problem)["speed_of_light_b200_us"]
         for case, s in zip(benchmark_cases(problem), sol):
             e = expected_us(problem, case)
             shape = " ".join(f"{k}={v}" for k, v in case.items() if k != "seed")
@@ -145,8 +167,7 @@ def reference_eval(problem: str, refdir: Path, work: Path) -> dict:
     for f in ["reference.py", "task.py", "utils.py", "task.yml"]:
         if (src / f).exists():
             (sub / f).symlink_to(src / f)
-    task = (src / "task.yml").read_text()
-    evalfile = "eval_better_bench.py" if "eval_better_bench" in task else "eval.py"
+    evalfile = yaml_of(problem)["eval_variant"]  # the eval file the leaderboard runs for this problem
     (sub / "eval.py").symlink_to(src.parent / evalfile)
     if not (sub / "utils.py").exists() and (src.parent / "utils.py").exists():
         (sub / "utils.py").symlink_to(src.parent / "utils.py")
@@ -203,7 +224,8 @@ def main(argv=None) -> int:
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
     out = args.out or ROOT / "results" / f"b200-{stamp}.json"
     report = {"device": what, "date": stamp, "steps": {p: {} for p in PROBLEMS}}
-    tier = run([sys.executable, "-m", "pytest", "-q", "-ra", "-m", "sm100", "tests/test_sm100_kernels.py"])
+    tier = run([sys.executable, "-m", "pytest", "-q", "-ra", "-m", "sm100", "tests/test_sm100_kernels.py",
+                "tests/test_group_gemm_sm100.py"])
     ready = run([sys.executable, "-m", "pytest", "-q", "tests/test_sm100_readiness.py", "tests/test_gemv_kernels.py"])
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
