@@ -18,6 +18,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from problems.group_gemm import kernel_sm90 as K  # noqa: E402
 from shared.problem import load_problem  # noqa: E402
+from shared.progress import Progress  # noqa: E402
 from shared.timing import Clock  # noqa: E402
 
 CANDIDATES = {  # smaller decoded-A batches free shared memory for deeper packed rings
@@ -39,7 +40,9 @@ def main() -> None:
     problem = load_problem("group_gemm")
     clock = Clock("cuda", 1 << 30)
     print("case" + "".join(f"{v:>14}" for v in variants))
+    progress = Progress("group_gemm tile orders", len(problem.benchmarks))
     for i, spec in enumerate(problem.benchmarks):
+        progress.step(i + 1, f"g={spec['g']}")
         data = problem.reference.generate_input(m=spec["m"], n=spec["n"], k=spec["k"], g=spec["g"],
                                                 seed=spec["seed"], device="cuda")
         sizes = [tuple(s) for s in data[3]]

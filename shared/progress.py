@@ -7,7 +7,9 @@ within QUIET_S seconds, so short runs stay quiet.
 
 from __future__ import annotations
 
+import subprocess
 import sys
+import threading
 import time
 
 QUIET_S = 2.0
@@ -46,3 +48,29 @@ class Progress:
         if self._live is not None:
             self._live.stop()
             self._live = None
+
+
+def run_with_progress(cmd: list[str], label: str, what: str, timeout: float, tick_s: float = 10.0):
+    """subprocess.run(cmd, stdout captured, stderr passed through) with a Progress line while it runs
+    (updated every tick_s: the elapsed time). Returns a CompletedProcess; raises TimeoutExpired (the
+    process killed) past `timeout` seconds."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
+    chunks: list[str] = []
+    reader = threading.Thread(target=lambda: chunks.append(proc.stdout.read()), daemon=True)
+    reader.start()
+    progress, t0 = Progress(label, 1), time.perf_counter()
+    try:
+        while True:
+            try:
+                proc.wait(timeout=tick_s)
+                break
+            except subprocess.TimeoutExpired:
+                if time.perf_counter() - t0 > timeout:
+                    proc.kill()
+                    proc.wait()
+                    raise subprocess.TimeoutExpired(cmd, timeout) from None
+                progress.step(1, what)
+    finally:
+        progress.done()
+    reader.join()
+    return subprocess.CompletedProcess(cmd, proc.returncode, "".join(chunks), None)

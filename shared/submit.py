@@ -39,6 +39,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from shared.progress import run_with_progress
+
 REPO = Path(__file__).resolve().parent.parent
 EXIT_OK, EXIT_PACKAGE, EXIT_PREREQ, EXIT_CHECK = 0, 1, 3, 112
 CLI_NAMES = ("popcorn-cli", "popcorn")
@@ -368,7 +370,7 @@ def main(argv: list[str] | None = None) -> int:
            "--no-tui", "-o", str(raw), str(path)]
     print("$ " + " ".join(cmd), file=sys.stderr)
     try:
-        proc = subprocess.run(cmd, stdout=subprocess.PIPE, text=True, timeout=args.timeout)
+        proc = run_with_progress(cmd, f"submit {args.problem} {args.mode}", "popcorn-cli running", args.timeout)
     except subprocess.TimeoutExpired:
         print(f"submit: popcorn-cli did not finish within {args.timeout:.0f} s", file=sys.stderr)
         return 124

@@ -29,6 +29,7 @@ sys.path.insert(0, str(ROOT))
 
 from shared.check import check_tensor  # noqa: E402
 from shared.nvfp4 import dequantize  # noqa: E402
+from shared.progress import Progress  # noqa: E402
 
 BW, PEAK = 3.0e12, 790e12  # H100-MEASURED.md ceilings
 
@@ -160,8 +161,10 @@ def main():
         print(f"\n[{problem}] timing (us, median, L2 flushed)")
         hdr = f"{'m':>5} {'n':>5} {'k':>6} | {'SOL':>6} {'cuBLAS-bf16':>11} | " + " ".join(f"{x:>8}" for x in names)
         print(hdr)
-        for case in benches:
+        progress = Progress(f"[{problem}] timing", len(benches))
+        for i, case in enumerate(benches):
             m, n, k, l = case["m"], case["n"], case["k"], case["l"]
+            progress.step(i + 1, f"m={m} n={n} k={k}")
             data = ref.generate_input(**case, device="cuda")
             # bf16 peer: operands decoded once outside the timed region
             a16 = dequantize(data[0], data[2 if problem == "gemm" else 3])[:, :, 0].to(torch.bfloat16)
@@ -181,6 +184,7 @@ def main():
                 + " ".join(f"{x:>8}" for x in row),
                 flush=True,
             )
+        progress.done()
 
 
 if __name__ == "__main__":

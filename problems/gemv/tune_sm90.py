@@ -19,6 +19,7 @@ import torch
 from problems.gemv import reference as ref
 from problems.gemv.config import GemvConfig, choose_sm90
 from shared.check import check_tensor
+from shared.progress import Progress
 
 BENCH = [(7168, 16384, 1), (4096, 7168, 8), (7168, 2048, 4)]
 FLOOR_US = {(7168, 16384, 1): 25.4, (4096, 7168, 8): 46.5, (7168, 2048, 4): 13.2}  # H100-MEASURED.md
@@ -159,7 +160,9 @@ def main(argv=None) -> int:
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     print(f"device: {torch.cuda.get_device_name(0)}, {sms} SMs, torch {torch.__version__}")
     rows = []
-    for m, k, l in BENCH:
+    progress = Progress("gemv tune", len(BENCH))
+    for i, (m, k, l) in enumerate(BENCH):
+        progress.step(i + 1, f"m={m} k={k} l={l}")
         read_bytes = ref.cost(m=m, k=k, l=l)[0]
         copies = max(2, -(-256 * 1024 * 1024 // read_bytes))
         inputs = [ref.generate_input(m=m, k=k, l=l, seed=1111 + 13 * i) for i in range(copies)]
