@@ -54,6 +54,7 @@ def main() -> None:
                 clock.flush()
                 times[o].append(clock.time_ns(launch)[0] / 1e3)
         print(f"{i:<4}" + "".join(f"{statistics.median(times[v]):14.1f}" for v in variants), flush=True)
+    progress.done()
 
 
 if __name__ == "__main__":

@@ -202,6 +202,7 @@ def main(argv=None) -> int:
             print(f"{(m, k, l)} peer failed: {e}")
         del inputs
         torch.cuda.empty_cache()
+    progress.done()
     bad = [r for r in rows if r[2] != "ok"]
     return 1 if bad else 0
 
