@@ -6,7 +6,10 @@ two consumer warpgroups of 64 rows of B each). What is grouped:
 
 - Tiles. A table of (group, A tile, B tile) rows, one CTA per row, in an order chosen on the host
   (`tile_table`): the hardware hands out CTAs in table order as SMs free up, so the order is the
-  schedule. Groups of different K take different times per tile, so the longest tiles go first.
+  schedule. Longest K first by default (a tile's time grows with K); on the benchmark cases the
+  three orders measured the same (results/README.md), since the next tile starts wherever an SM
+  frees up. Not persistent: a CTA per tile costs a block launch per tile but needs no scheduler
+  state, and the grid's tail is the same as a static persistent schedule's.
 - TMA descriptors. Each group has its own A, B and scale tensors, so its own four descriptors. A
   one-block-per-group descriptor kernel writes them into a device buffer (a copy of the compiled
   template, then base address, shape and strides replaced: tensormap.replace) once per distinct
@@ -21,12 +24,12 @@ two consumer warpgroups of 64 rows of B each). What is grouped:
   the descriptors.
 
 One call = one launch (plus the descriptor kernel the first time a set of tensors is seen). Host
-work per repeat call is a lookup and one C call (shared/cute/runtime.py, call_prepared).
+work per repeat call is a lookup by the tensors' identity and one C call (the submission's
+PreparedCalls, shared/cute/runtime.py).
 
 Constraints: L = 1, K % 256 == 0, N % 128 == 0 per group (M any), the leaderboard layouts.
 Run: `python -m shared.eval group_gemm --mode test --data stress --impl submission` on an H100.
 """
-
 
 import torch
 
