@@ -115,6 +115,16 @@ def test_an_empty_group_list_is_refused():
         sub.custom_kernel(([], [], [], []))
 
 
+def test_blocked_scales_need_128_row_tiles_on_both_sides():
+    from dataclasses import replace
+
+    cls = K._kernel_class()
+    cls(K.SM90)
+    for bad in (replace(K.SM90, smem_rows=64), replace(K.SM90, n_cwg=1)):
+        with pytest.raises(ValueError, match="blocked scales need 128-row tiles"):
+            cls(bad)
+
+
 # ------------------------------------------------------------------ compiled code
 
 

@@ -410,6 +410,9 @@ class Sm90BlockScaledGemm:
 
     def __init__(self, config: Sm90Config):
         config.check(self.num_b)
+        if self.blocked_sf and (config.smem_rows != 128 or config.reg_rows != 128 or config.swap_ab):
+            # a stage's scale box is one whole 128-row block per side (the block's rows interleave)
+            raise ValueError(f"{type(self).__name__}: blocked scales need 128-row tiles on both sides, got {config}")
         self.cfg = config
         self.rows_s = config.smem_rows
         self.rows_r = config.reg_rows
