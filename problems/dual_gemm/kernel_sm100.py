@@ -251,10 +251,7 @@ class NvFp4DualGemmSm100:
             )
 
         if warp_idx < bs.MMA_WARP:
-            tmem.allocate(bs.TMEM_COLS)
-            tmem.wait_for_alloc()
-            acc_tmem_ptr = tmem.retrieve_ptr(bs.ACC_DTYPE)
-            tCtAcc = cute.make_tensor(acc_tmem_ptr, tCtAcc_fake.layout)
+            acc_tmem_ptr, tCtAcc = self.ml.acquire_accumulators(tmem, tCtAcc_fake.layout)
             tiled_t2r, tTR_tAcc, tTR_gC = self.ml.make_epilogue_copy(tidx, tCtAcc, tCgC)
             frag_shape = tTR_gC[(None, None, None, 0, 0, 0, 0, 0)].shape
             tTR_rGate = cute.make_rmem_tensor(frag_shape, bs.ACC_DTYPE)
@@ -291,9 +288,7 @@ class NvFp4DualGemmSm100:
                 acc_state.advance()
                 tile = sched.next(tile)
 
-            tmem.relinquish_alloc_permit()
-            epilogue_barrier.arrive_and_wait()
-            tmem.free(acc_tmem_ptr)
+            self.ml.release_accumulators(tmem, epilogue_barrier, acc_tmem_ptr)
 
 
 # ---------------------------------------------------------------------------------------- host glue

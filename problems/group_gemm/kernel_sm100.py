@@ -393,16 +393,11 @@ class NvFp4GroupGemmSm100:
             )
 
         if warp_idx < bs.MMA_WARP:
-            tmem.allocate(bs.TMEM_COLS)
-            tmem.wait_for_alloc()
-            acc_tmem_ptr = tmem.retrieve_ptr(bs.ACC_DTYPE)
-            tCtAcc = cute.make_tensor(acc_tmem_ptr, tCtAcc_fake.layout)
+            acc_tmem_ptr, tCtAcc = self.ml.acquire_accumulators(tmem, tCtAcc_fake.layout)
             # A tiled MMA of its own: the MMA warp's one carries the scale addresses it set per K block.
             thr_mma_epi = bs.BlockScaledMainloop._make_tiled_mma(self.config.tile_n).get_slice(0)
             self.epilogue(sched, tidx, thr_mma_epi, acc_pipeline, tCtAcc)
-            tmem.relinquish_alloc_permit()
-            epilogue_barrier.arrive_and_wait()
-            tmem.free(acc_tmem_ptr)
+            self.ml.release_accumulators(tmem, epilogue_barrier, acc_tmem_ptr)
 
     @cute.jit
     def tma_warp(self, sched, ab_pipeline, atoms, desc_smem_base, mDesc, a_parts, b_parts):

@@ -434,6 +434,23 @@ class BlockScaledMainloop:
         pipeline.pipeline_init_arrive(cluster_shape_mn=(1, 1), is_relaxed=True)
         return (sA, sSFA, sB, sSFB), ab_pipeline, acc_pipeline, tmem, epilogue_barrier
 
+    @staticmethod
+    def acquire_accumulators(tmem, acc_layout):
+        """Epilogue warps: allocate the tensor memory (all TMEM_COLS), wait for the allocation and view
+        the accumulators there; returns (the TMEM base address, the accumulator tensor)."""
+        tmem.allocate(TMEM_COLS)
+        tmem.wait_for_alloc()
+        acc_tmem_ptr = tmem.retrieve_ptr(ACC_DTYPE)
+        return acc_tmem_ptr, cute.make_tensor(acc_tmem_ptr, acc_layout)
+
+    @staticmethod
+    def release_accumulators(tmem, epilogue_barrier, acc_tmem_ptr):
+        """Epilogue warps, after their last tile: give up the allocation permit, wait for every epilogue
+        warp to be done with the accumulators, free the tensor memory."""
+        tmem.relinquish_alloc_permit()
+        epilogue_barrier.arrive_and_wait()
+        tmem.free(acc_tmem_ptr)
+
     def make_ab_pipeline(self, barrier_ptr):
         """Full/empty mbarriers per stage: TMA transaction bytes fill it, a tcgen05.commit empties it."""
         return pipeline.PipelineTmaUmma.create(
