@@ -104,9 +104,8 @@ def lint(session: nox.Session) -> None:
     session.run("ruff", "check", ".")
 
 
-# What `bench` installs where there is no GPU: torch and its dependencies (numpy too: torch warns without it),
-# PyYAML, rich, and setuptools
-# (the editable install's backend), pinned by locks/dev.txt.
+# What `bench` installs where there is no GPU, pinned by locks/dev.txt: torch and its dependencies (numpy
+# too: torch warns without it), PyYAML, rich, and setuptools (the editable install's backend).
 EVAL_CPU_PACKAGES = ["torch", "filelock", "typing-extensions", "sympy", "mpmath", "networkx", "jinja2", "markupsafe",
                      "fsspec", "numpy", "pyyaml", "rich", "markdown-it-py", "mdurl", "pygments", "setuptools"]
 

@@ -244,7 +244,8 @@ def _check_group(g, a, b, c, sfa_r, sfb_r, m, n, k) -> None:
 def prepare(data, sizes, order: str = "long_first", config=SM90) -> PreparedLaunch | None:
     """Check a call's tensors, write the groups' descriptors and tables on the device, and bind the
     GEMM to them; calling the result launches (every group's C written in place). None where the
-    kernel does not take the call (L != 1, N % 128 != 0, off the GPU, every group empty)."""
+    kernel does not take the call (L != 1, N % 128 != 0, off the GPU, every group empty). `sizes`
+    come from shared.inputs.check_grouped (one entry per group in every list)."""
     from cutlass import Int32, Int64, Uint8
 
     from shared.cute.runtime import gmem_ptr
@@ -252,9 +253,6 @@ def prepare(data, sizes, order: str = "long_first", config=SM90) -> PreparedLaun
     abc, _, reordered, _ = data
     if not all(l == 1 and n % TILE == 0 for _, n, _, l in sizes) or not abc[0][0].is_cuda:
         return None
-    if len(reordered) != len(sizes):
-        raise ValueError(f"group_gemm: sfasfb_reordered_tensors needs one entry per group, got {len(reordered)} "
-                         f"for {len(sizes)} groups")
     device = abc[0][0].device
     meta, addrs = [], []
     for g, ((a, b, c), pair, (m, n, k, _)) in enumerate(zip(abc, reordered, sizes)):
