@@ -1,16 +1,22 @@
-"""Where a submission's host time per call goes, on a GPU: `python scripts/host_profile.py [PROBLEM ...]`.
+"""Where a submission's host time per call goes, on a GPU: `python scripts/host_profile.py [PROBLEM ...]
+[--rotate 1 4] [--json OUT]`.
 
-For each problem's first benchmark case, on the submission's fast path: the median host us (GPU kept
-busy, shared.timing.host_us_per_call) of the whole custom_kernel call and of its parts: the device
-lookup, tensor_key over the tensors the kernel reads, the cache lookup, and the prepared launch (the
-DSL's compiled host code: TMA descriptors and the driver's launch).
+For each problem's first benchmark case (group_gemm: also 16 groups, the second case's groups twice), on
+the submission's fast path: the median host us (GPU kept busy, shared.timing.host_us_per_call) of the
+whole custom_kernel call and of its parts: the check that the same tuple is unchanged
+(PreparedCalls.seen: its lists' items, then tensor_state of the kernel's tensors), the tensor_state read
+alone, the identity key a new tuple of the same tensors is looked up by, and the prepared launch (the
+DSL's compiled host code: TMA descriptors and the driver's launch). Two scales come first: a small torch
+op, and the driver's launch of an empty kernel (cuda-python cuLaunchKernel): no launch costs less.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import json
 import os
+import platform
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -27,56 +33,79 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("problems", nargs="*", default=["gemv", "gemm", "dual_gemm", "group_gemm"])
     p.add_argument("--calls", type=int, default=200)
-    p.add_argument("--rotate", type=int, nargs="+", default=[1], help="inputs to rotate over (each a run)")
+    p.add_argument("--rotate", type=int, nargs="+", default=[1, 4], help="inputs to rotate over (each a column)")
+    p.add_argument("--json", default=None)
     args = p.parse_args(argv)
     install_task_module()
-    print(f"{'problem':<10}{'part':<28}" + "".join(f"{f'rot {r}':>9}" for r in args.rotate))
-    for name in args.problems:
-        inputs = [parts_of(name, seed) for seed in range(max(args.rotate))]
-        for part in inputs[0]:
-            cells = []
+    rows = []
+    print(f"{'case':<22}{'part':<34}" + "".join(f"{f'rot {r}':>9}" for r in args.rotate), flush=True)
+
+    def measure(case: str, parts_per_input: list[dict]) -> None:
+        for part in parts_per_input[0]:
+            cells = {}
             for r in args.rotate:
-                us, busy = T.host_us_per_call([parts[part] for parts in inputs[:r]], n=args.calls)
-                cells.append(f"{us:>8.2f}{' ' if busy else '*'}")
-            print(f"{name:<10}{part:<28}" + "".join(cells))
-    print("(us: median host time per call, rotating over that many inputs; * the GPU went idle)")
+                cells[r], busy = T.host_us_per_call([parts[part] for parts in parts_per_input[:r]], n=args.calls)
+            rows.append({"case": case, "part": part, "us": cells})
+            print(f"{case:<22}{part:<34}" + "".join(f"{cells[r]:>9.2f}" for r in args.rotate), flush=True)
+
+    measure("scale", [scales()] * max(args.rotate))
+    for name in args.problems:
+        prob = P.load_problem(name)
+        cases = {f"{name} {label_of(prob.benchmarks[0])}": dict(prob.benchmarks[0])}
+        if name == "group_gemm":
+            g = dict(prob.benchmarks[1])
+            cases[f"{name} g=16"] = {**g, "m": g["m"] * 2, "n": g["n"] * 2, "k": g["k"] * 2, "g": 16}
+        for label, case in cases.items():
+            measure(label, [parts_of(name, case, seed) for seed in range(max(args.rotate))])
+    print("(us: median host time per call with the GPU kept busy, rotating over that many inputs)")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"device": torch.cuda.get_device_name(), "host": platform.node(), "torch": torch.__version__,
+                       "python": platform.python_version(), "rows": rows}, f, indent=1)
     return 0
 
 
-def parts_of(name: str, seed: int) -> dict:
+def label_of(case: dict) -> str:
+    return f"g={case['g']}" if "g" in case else "x".join(str(case[k]) for k in ("m", "n", "k") if k in case)
+
+
+def scales() -> dict:
+    """A small torch op, and the driver's launch of an empty kernel through cuda-python."""
+    from cuda.bindings import driver
+
+    small = torch.zeros(16, device="cuda")
+    ptx = b".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry empty() { ret; }\n"
+    err, module = driver.cuModuleLoadData(ptx)
+    err2, fn = driver.cuModuleGetFunction(module, b"empty")
+    if err or err2:
+        raise RuntimeError(f"loading the empty kernel: {err} {err2}")
+    return {"torch: small add_": lambda: small.add_(1.0),
+            "driver: empty kernel launch": lambda: driver.cuLaunchKernel(fn, 1, 1, 1, 32, 1, 1, 0, 0, 0, 0)}
+
+
+def parts_of(name: str, case: dict, seed: int) -> dict:
     """The whole call and its parts, as zero-argument callables, on a warmed-up input."""
     prob = P.load_problem(name)
     sub = importlib.import_module(f"problems.{name}.submission")
-    case = dict(prob.benchmarks[0])
     data = prob.reference.generate_input(**{**case, "seed": case["seed"] + 42 * seed}, device="cuda")
     for _ in range(3):
         sub.custom_kernel(data)
     torch.cuda.synchronize()
-    small = torch.zeros(16, device="cuda")
-    if name == "group_gemm":  # lists of groups: the identity of every group's tensors, then the launch
-        _, ident = sub._identity(data)
-        return {
-            "torch: small add_ (scale)": lambda: small.add_(1.0),
-            "custom_kernel": lambda: sub.custom_kernel(data),
-            "_kernel_tensors(data)": lambda: sub._kernel_tensors(data),
-            "_identity(data)": lambda: sub._identity(data),
-            "by_identity.get(ident)": lambda: sub._prepared.by_identity.get(ident),
-            "prepared launch": sub._prepared.by_identity[ident][0],
-        }
-    dev = data[0].device
-    reads = [data[i] for i in sub._READS[runtime.device_arch(dev)]]
-    key = runtime.tensor_key(reads)
-    ident = runtime.identity_key(data)
+    seen = sub._prepared.seen(data)
+    if seen is None:
+        raise RuntimeError(f"{name}: the call was not remembered (no kernel takes it on this GPU?)")
+    if name == "group_gemm":  # a new tuple of the same tensors is looked up by their identity and the sizes
+        tensors = sub._kernel_tensors(data)
+        fresh = lambda: sub._identity(data)  # noqa: E731
+    else:
+        tensors = seen.tensors
+        fresh = lambda: runtime.identity_key(data)  # noqa: E731
     return {
-        "torch: small add_ (scale)": lambda: small.add_(1.0),
         "custom_kernel": lambda: sub.custom_kernel(data),
-        "identity_key(data)": lambda: runtime.identity_key(data),
-        "by_identity.get(ident)": lambda: sub._prepared.by_identity.get(ident),
-        "data[0].device": lambda: data[0].device,
-        "device_arch(device)": lambda: runtime.device_arch(dev),
-        "tensor_key(reads)": lambda: runtime.tensor_key(reads),
-        "cache.get(key)": lambda: sub._prepared.get(key),
-        "prepared launch": sub._prepared.get(key),
+        "seen(data): unchanged?": lambda: sub._prepared.seen(data),
+        f"tensor_state ({len(tensors)} tensors)": lambda: runtime.tensor_state(tensors),
+        "identity key (a new tuple)": fresh,
+        "prepared launch": seen.call,
     }
 
 

@@ -115,35 +115,102 @@ def test_call_prepared_keeps_kernel_launches_only_and_checks_only_on_a_miss(monk
     reads_none = {}  # no kernel for this device: the portable callable runs every time, never kept
     for _ in range(2):
         call_prepared(other, (a, c), reads_none, lambda data: lambda: portable.append(1))
-    assert portable == [1, 1] and len(other) == 0 and not other.by_identity
+    assert portable == [1, 1] and len(other) == 0 and not other.by_identity and not other._seen
 
 
-def test_identity_aliases_follow_in_place_changes_and_die_with_their_tensors(monkeypatch):
+def _counting(monkeypatch):
+    """call_prepared with the arch fixed, counting prepare() calls and the keys built on the way."""
     from shared.cute import runtime
 
     monkeypatch.setattr(runtime, "device_arch", lambda device: "sm90")
-    cache, prepared, keys = PreparedCalls(), [], []
-    real_key = runtime.tensor_key
-    monkeypatch.setattr(runtime, "tensor_key", lambda ts: keys.append(1) or real_key(ts))
+    counts = {"prepared": 0, "identity_key": 0, "tensor_key": 0}
+    for name in ("identity_key", "tensor_key"):
+        real = getattr(runtime, name)
+        monkeypatch.setattr(runtime, name, lambda ts, real=real, name=name: counts.__setitem__(name, counts[name] + 1)
+                            or real(ts))
 
     def prepare(data):
-        prepared.append(1)
+        counts["prepared"] += 1
         return PreparedLaunch(lambda *a: None, [])
 
+    return counts, prepare
+
+
+def test_identity_aliases_follow_in_place_changes_and_die_with_their_tensors(monkeypatch):
+    counts, prepare = _counting(monkeypatch)
+    cache = PreparedCalls()
     a, c = torch.zeros(16, dtype=torch.uint8), torch.zeros(4, dtype=torch.float16)
     reads = {"sm90": (0, 1)}
     call_prepared(cache, (a, c), reads, prepare)
-    call_prepared(cache, (a, c), reads, prepare)
-    assert (len(prepared), len(keys)) == (1, 1)  # the repeat: found by identity, no tensor_key built
+    call_prepared(cache, (a, c), reads, prepare)  # a new tuple of the same tensors
+    assert (counts["prepared"], counts["tensor_key"]) == (1, 1)  # found by identity, no tensor_key built
     c.fill_(1.0)  # an in-place op bumps c's version: the identity alias no longer matches ...
     call_prepared(cache, (a, c), reads, prepare)
-    assert (len(prepared), len(keys)) == (1, 2)  # ... but the tensor_key does: no new checks
+    assert (counts["prepared"], counts["tensor_key"]) == (1, 2)  # ... but the tensor_key does: no new checks
     a.resize_(8)  # same object, other shape: a new tensor_key, so checked again
     call_prepared(cache, (a, c), reads, prepare)
-    assert len(prepared) == 2
+    assert counts["prepared"] == 2
     aliases = len(cache.by_identity)
-    del a
-    assert len(cache.by_identity) < aliases  # aliases of a dead tensor are dropped with it
+    del a  # the tuples above are held by the cache alone: let go at the next remember ...
+    call_prepared(cache, (torch.ones(16, dtype=torch.uint8), c), reads, prepare)
+    assert aliases == 3 and len(cache.by_identity) == 1  # ... and then the aliases of the dead tensor die with it
+
+
+def test_the_same_tuple_again_is_found_without_building_a_key(monkeypatch):
+    counts, prepare = _counting(monkeypatch)
+    cache = PreparedCalls()
+    data = (torch.zeros(16, dtype=torch.uint8), torch.zeros(4, 4, dtype=torch.float16))
+    reads = {"sm90": (0, 1)}
+    for _ in range(3):
+        assert call_prepared(cache, data, reads, prepare) is data[1]
+    assert counts == {"prepared": 1, "identity_key": 1, "tensor_key": 1}
+
+
+@pytest.mark.parametrize("change", ["fill_", "t_", "resize_", "data swap", "storage resize_", "set_"])
+def test_the_same_tuple_with_a_changed_tensor_is_looked_up_again(monkeypatch, change):
+    counts, prepare = _counting(monkeypatch)
+    cache = PreparedCalls()
+    a, c = torch.zeros(16, dtype=torch.uint8), torch.zeros(4, 4, dtype=torch.float16)
+    data = (a, c)
+    reads = {"sm90": (0, 1)}
+    call_prepared(cache, data, reads, prepare)
+    {"fill_": lambda: c.fill_(1.0), "t_": c.t_, "resize_": lambda: c.resize_(2, 2),
+     "data swap": lambda: setattr(c, "data", torch.zeros(4, 4, dtype=torch.float16)),
+     "storage resize_": lambda: c.untyped_storage().resize_(4096),
+     "set_": lambda: c.set_(torch.zeros(4, 4, dtype=torch.float16))}[change]()
+    call_prepared(cache, data, reads, prepare)
+    assert counts["identity_key"] == 2  # not taken as unchanged
+    # a new layout or address is a new tensor_key: checked and prepared again (a value change is not)
+    assert counts["prepared"] == (1 if change == "fill_" else 2)
+    call_prepared(cache, data, reads, prepare)
+    assert counts["identity_key"] == 2  # remembered as it is now
+
+
+def test_a_remembered_argument_sees_changes_of_its_lists():
+    from shared.cute.runtime import Remembered, _lists_in
+
+    a, b = torch.zeros(2), torch.zeros(3)
+    data = ([(a, b)], [(1, 2)])
+    lists = []
+    assert _lists_in(data, lists) and len(lists) == 2
+    entry = Remembered(data, lists, [a, b], lambda: None)
+    assert entry.unchanged()
+    data[0][0] = (a, b)  # an equal tuple, another object: not the same
+    assert not entry.unchanged()
+    data[0][0] = entry.lists[0][1][0]
+    assert entry.unchanged()
+    data[1].append((3, 4))
+    assert not entry.unchanged()
+    assert not _lists_in(({"a": a},), [])  # a dict could change unseen: not remembered
+
+
+def test_arguments_only_the_cache_holds_are_let_go():
+    cache = PreparedCalls()
+    kept = (torch.zeros(2),)
+    cache.remember(kept, kept, lambda: None)
+    cache.remember((torch.zeros(2),), (), lambda: None)  # nobody else holds this one
+    cache.remember((torch.zeros(3),), (), lambda: None)
+    assert len(cache._seen) == 2 and cache.seen(kept) is not None
 
 
 def test_call_prepared_leaves_bad_input_to_prepare():

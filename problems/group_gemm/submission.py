@@ -16,8 +16,9 @@ different L or a K that is not a positive multiple of 256 raise TypeError / Valu
 group and tensor.
 
 Host path: the first call on a set of tensors runs every check, writes the kernel's group tables on
-the GPU and binds the launch (shared.cute.runtime.PreparedLaunch); a repeat call with the same,
-unchanged tensors and sizes is found by their identity and costs one C call into the launcher.
+the GPU and binds the launch (shared.cute.runtime.PreparedLaunch); a repeat call with the same tuple,
+its lists and the kernel's tensors unchanged (shared.cute.runtime.PreparedCalls.seen), or with the
+same, unchanged tensors and sizes in new lists, costs one C call into the launcher after that check.
 """
 
 from task import input_t, output_t
@@ -77,20 +78,27 @@ def _prepare(data, sizes):
 
 
 def custom_kernel(data: input_t) -> output_t:
-    try:  # a repeat call with the same, unchanged tensors and sizes: its launch, no checks
+    seen = _prepared.seen(data)  # the same tuple again, its lists and tensors unchanged
+    if seen is not None:
+        seen.call()
+        return list(seen.result)
+    try:  # the same, unchanged tensors and sizes in another tuple: their launch, no checks
         tensors, ident = _identity(data)
         hit = _prepared.by_identity.get(ident)
     except Exception:  # not the leaderboard tuple: check_groups says what is wrong
         tensors = ident = hit = None
     if hit is not None:
-        hit[0]()
-        return [c for _, _, c in data[0]]
-    sizes = check_groups(data)
-    key = (tensor_key(tensors), tuple(sizes))
-    launch = _prepared.get(key) or _prepare(data, sizes)
-    if launch is None:
-        return _portable(data)
-    _prepared.put(key, launch)
-    _prepared.alias(ident, tensors, launch)
+        launch = hit[0]
+    else:
+        sizes = check_groups(data)
+        key = (tensor_key(tensors), tuple(sizes))
+        launch = _prepared.get(key) or _prepare(data, sizes)
+        if launch is None:
+            return _portable(data)
+        _prepared.put(key, launch)
+        _prepared.alias(ident, tensors, launch)
+    out = [c for _, _, c in data[0]]
+    if hit is None or _prepared.remembers(data):
+        _prepared.remember(data, tensors, launch, result=tuple(out))
     launch()
-    return [c for _, _, c in data[0]]
+    return out
