@@ -9,8 +9,9 @@
 #                                             CUDA-graph metric) and leaderboard mode, per problem
 #   bash scripts/device_bench.sh host P ...   benchmark submission, bf16-predecoded and the packaged file
 #                                             (plus $HOST_BASE_DIR/P.py when set: an earlier packaged file)
-#                                             with host us per call; then the sm100 path's host time up to
-#                                             the driver call (scripts/host_time_sm100.py)
+#                                             with host us per call (group_gemm: also 16 groups); then the
+#                                             sm100 path's host time up to the driver call
+#                                             (scripts/host_time_sm100.py)
 # Everything goes to $OUT/run.log (results JSON to $OUT/<problem>.json); short summaries are printed.
 # A copy of the tree without .git cannot name its commit: pass it as NVFP4_COMMIT=<sha>.
 set -uo pipefail
@@ -71,6 +72,12 @@ host)
     python -m shared.eval "$p" --mode benchmark --impl "${impls[@]}" --json "$OUT/$p.json" > "$OUT/b.log" 2>&1
     echo "host bench $p rc=$?" | tee -a "$log"; cat "$OUT/b.log" >> "$log"
     grep -E "^(FAIL|error)" "$OUT/b.log" | cut -c1-300
+    if [ "$p" = group_gemm ]; then  # the host limit holds up to 16 groups: the second case's groups twice
+      m="40, 76, 168, 72, 164, 148, 196, 160"; n=$(printf '7168, %.0s' {1..15})7168; k=$(printf '2048, %.0s' {1..15})2048
+      python -m shared.eval group_gemm --mode benchmark --impl submission "dist/$p/submission.py" \
+        --case "m: [$m, $m]; n: [$n]; k: [$k]; g: 16; seed: 1111" --json "$OUT/group_gemm-g16.json" > "$OUT/b.log" 2>&1
+      echo "host bench group_gemm g=16 rc=$?" | tee -a "$log"; cat "$OUT/b.log" >> "$log"
+    fi
   done
   rm -f "$OUT/b.log"
   python scripts/host_time_sm100.py --json "$OUT/sm100_host.json" 2>&1 | tee -a "$log" | tail -5
