@@ -2,7 +2,7 @@
 candidate configs on the manifest's benchmark cases, each launch after an L2 flush, CUDA events
 around the launch alone.
 
-    python scripts/group_order.py [--samples 30] [--configs]     (an H100, CuTe DSL importable)
+    python scripts/group_order.py [--samples 30] [--configs] [--only NAME ...]   (an H100, CuTe DSL importable)
 
 Prints one line per case: the median us of each variant; the results README keeps the runs.
 """
@@ -33,10 +33,13 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--samples", type=int, default=30)
     ap.add_argument("--configs", action="store_true", help="also time candidate configs (long_first order)")
+    ap.add_argument("--only", nargs="+", help="time only these orders / candidate configs")
     args = ap.parse_args()
     variants = {o: (o, K.SM90) for o in K.ORDERS}
-    if args.configs:
+    if args.configs or args.only:
         variants |= {name: ("long_first", replace(K.SM90, **kw)) for name, kw in CANDIDATES.items()}
+    if args.only:
+        variants = {v: variants[v] for v in args.only}
     problem = load_problem("group_gemm")
     clock = Clock("cuda", 1 << 30)
     print("case" + "".join(f"{v:>14}" for v in variants))

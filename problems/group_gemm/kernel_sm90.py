@@ -24,8 +24,8 @@ two consumer warpgroups of 64 rows of B each). What is grouped:
   the descriptors.
 
 One call = one launch (plus the descriptor kernel the first time a set of tensors is seen). Host
-work per repeat call is a lookup by the tensors' identity and one C call (the submission's
-PreparedCalls, shared/cute/runtime.py).
+work per repeat call is the check that the call's tuple and tensors are unchanged, and one C call (the
+submission's PreparedCalls, shared/cute/runtime.py).
 
 Constraints: L = 1, K % 256 == 0, N % 128 == 0 per group (M any), the leaderboard layouts.
 Run: `python -m shared.eval group_gemm --mode test --data stress --impl submission` on an H100.
