@@ -24,12 +24,20 @@ def _outputs(problem, data):
     return [c for _, _, c in data[0]] if problem == "group_gemm" else [data[-1]]
 
 
+def _problem_and_submission(problem):
+    install_task_module()  # group_gemm's submission starts with the leaderboard's `from task import ...`
+    return load_problem(problem), importlib.import_module(f"problems.{problem}.submission")
+
+
+def _matches(problem, prob, out, want):
+    check = check_groups if problem == "group_gemm" else check_tensor
+    return check(out, want, prob.rtol, prob.atol)
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("problem", PROBLEMS)
 def test_c_read_right_after_the_call_sees_the_kernel_result(problem):
-    prob = load_problem(problem)
-    install_task_module()  # group_gemm's submission starts with the leaderboard's `from task import ...`
-    sub = importlib.import_module(f"problems.{problem}.submission")
+    prob, sub = _problem_and_submission(problem)
     case = max(prob.benchmarks, key=lambda c: prob.reference.cost(**c)[2])  # the most FLOPs
     datas = [prob.reference.generate_input(**{**case, "seed": case["seed"] + 42 * i}, device="cuda")
              for i in range(3)]
@@ -38,11 +46,7 @@ def test_c_read_right_after_the_call_sees_the_kernel_result(problem):
         for data, want in zip(datas, wants):
             for c in _outputs(problem, data):
                 c.fill_(float("nan"))
-            out = sub.custom_kernel(data)
-            if problem == "group_gemm":
-                ok, msg = check_groups(out, want, prob.rtol, prob.atol)
-            else:
-                ok, msg = check_tensor(out, want, prob.rtol, prob.atol)
+            ok, msg = _matches(problem, prob, sub.custom_kernel(data), want)
             assert ok, msg
     torch.cuda.synchronize()
 
@@ -53,9 +57,7 @@ def test_the_same_tuple_after_its_outputs_memory_was_swapped_writes_the_new_memo
     """The same tuple object called again (the submissions' cheapest repeat) after `.data =` gave its
     outputs new memory: their version counters do not move, their addresses do, and the kernel must
     write the new memory, not the old."""
-    prob = load_problem(problem)
-    install_task_module()
-    sub = importlib.import_module(f"problems.{problem}.submission")
+    prob, sub = _problem_and_submission(problem)
     case = prob.tests[-1]
     data = prob.reference.generate_stress_input(**case, device="cuda")
     want = prob.reference.ref_kernel(clone_data(data))
@@ -65,10 +67,6 @@ def test_the_same_tuple_after_its_outputs_memory_was_swapped_writes_the_new_memo
     for c, was in zip(_outputs(problem, data), old):
         c.data = torch.full_like(c, float("nan"))
         was.fill_(float("nan"))
-    out = sub.custom_kernel(data)
-    if problem == "group_gemm":
-        ok, msg = check_groups(out, want, prob.rtol, prob.atol)
-    else:
-        ok, msg = check_tensor(out, want, prob.rtol, prob.atol)
+    ok, msg = _matches(problem, prob, sub.custom_kernel(data), want)
     assert ok, msg
     assert all(torch.isnan(t).all() for t in old), "the kernel wrote the memory the outputs no longer hold"
