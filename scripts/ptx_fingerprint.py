@@ -1,0 +1,169 @@
+"""The PTX of every kernel and config, compiled for its architecture without a GPU, as sha256 per job.
+
+A refactor of kernel code proves itself by byte-identical PTX before and after:
+
+    python -m scripts.ptx_fingerprint --json results/ptx/BEFORE.json       # on the old commit
+    python -m scripts.ptx_fingerprint --compare results/ptx/BEFORE.json    # on the new one: exit 1 on a change
+
+Jobs: each sm90 GEMM-family config in the problems' candidate tables, the grouped kernels' configs
+and descriptor builder, and each GEMV static key that a manifest case compiles, for sm_90a and
+sm_100a. `--keep DIR` leaves the PTX files there for a diff.
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import hashlib
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+
+def _cases(problem: str):
+    from shared.problem import load_problem
+
+    p = load_problem(problem)
+    return [dict(c) for c in (*p.tests, *p.benchmarks)]
+
+
+def jobs():
+    """(name, compile(options)) for every kernel and config; names stay stable across refactors."""
+    import cutlass
+    import cutlass.cute as cute
+
+    from shared.cute.runtime import compile_arch, null_ptr
+
+    out = []
+    # sm90 GEMM family: every candidate config of gemm and dual_gemm
+    from problems.dual_gemm.config import SM90_CANDIDATES as DUAL_CANDIDATES
+    from problems.dual_gemm.kernel_sm90 import DualGemmSm90
+    from problems.gemm.config import SM90_CANDIDATES as GEMM_CANDIDATES
+    from problems.gemm.kernel_sm90 import GemmSm90
+    from shared.cute.sm90_blockscaled_mainloop import compile_sm90
+
+    for name, cfg in GEMM_CANDIDATES.items():
+        out.append((f"sm90/gemm/{name}", lambda o, c=cfg: compile_sm90(GemmSm90, c, o)))
+    for name, cfg in DUAL_CANDIDATES.items():
+        out.append((f"sm90/dual_gemm/{name}", lambda o, c=cfg: compile_sm90(DualGemmSm90, c, o)))
+    from problems.group_gemm import kernel_sm90 as group90
+
+    out.append(("sm90/group_gemm/gemm", lambda o: group90.compiled("gemm", o)))
+    out.append(("sm90/group_gemm/descriptors", lambda o: group90.compiled("descriptors", o)))
+
+    # GEMV: the static key (M, K, L, config) of every manifest case
+    from problems.gemv.config import choose_sm90, choose_sm100
+    from problems.gemv.kernel_sm90 import GemvSm90
+    from problems.gemv.kernel_sm100 import GemvSm100
+
+    for arch, kernel, choose, sms in (("sm90", GemvSm90, choose_sm90, 132), ("sm100", GemvSm100, choose_sm100, 148)):
+        seen = set()
+        for c in _cases("gemv"):
+            m, k, l = c["m"], c["k"], c["l"]
+            cfg = choose(m, k, l, sms)
+            if (m, k, l) in seen or not kernel.can_implement(cfg, m, k, l)[0]:
+                continue
+            seen.add((m, k, l))
+
+            def build(o, kernel=kernel, cfg=cfg, m=m, k=k, l=l, sms=sms, arch=arch):
+                u8 = null_ptr(cutlass.Uint8)
+                gpu = "sm_90a" if arch == "sm90" else "sm_100a"
+                with compile_arch(gpu):
+                    return cute.compile(kernel(cfg, m, k, l, sms=sms, b_rows=128), u8, u8, u8, u8,
+                                        null_ptr(cutlass.Float16, align=2), options=f"--gpu-arch {gpu} {o}")
+
+            out.append((f"{arch}/gemv/m{m}_k{k}_l{l}", build))
+
+    # sm100 GEMM family: the config chosen for each manifest case
+    from problems.dual_gemm import kernel_sm100 as dual100
+    from problems.gemm import kernel_sm100 as gemm100
+
+    for problem, mod in (("gemm", gemm100), ("dual_gemm", dual100)):
+        seen = set()
+        for c in _cases(problem):
+            shape = (c["m"], c["n"], c["k"], c["l"])
+            cfg = mod.choose_config(*shape)
+            if cfg in seen:
+                continue
+            seen.add(cfg)
+            out.append((f"sm100/{problem}/{_cfg_name(cfg)}",
+                        lambda o, mod=mod, shape=shape, cfg=cfg: mod.compile_for(*shape, config=cfg, options=o)))
+    from problems.group_gemm import kernel_sm100 as group100
+
+    seen = set()
+    for c in _cases("group_gemm"):
+        sizes = [(m, n, k, 1) for m, n, k in zip(c["m"], c["n"], c["k"])]
+        cfg = group100.choose_config(sizes)
+        if cfg in seen:
+            continue
+        seen.add(cfg)
+        out.append((f"sm100/group_gemm/{_cfg_name(cfg)}", lambda o, cfg=cfg: group100.compile_for(cfg, options=o)))
+    return out
+
+
+def _cfg_name(cfg) -> str:
+    from dataclasses import fields
+
+    return "_".join(f"{f.name}{getattr(cfg, f.name)}" for f in fields(cfg))
+
+
+def fingerprint(keep: Path | None = None, only: str | None = None) -> dict[str, str]:
+    result = {}
+    todo = [(n, b) for n, b in jobs() if only is None or only in n]
+    t0 = time.time()
+    with tempfile.TemporaryDirectory() as tmp:
+        for i, (name, build) in enumerate(todo, 1):
+            d = Path(tmp) / name.replace("/", "__")
+            d.mkdir(parents=True)
+            build(f"--keep-ptx --dump-dir {d}")
+            ptx = glob.glob(str(d / "*.ptx"))
+            if len(ptx) != 1:
+                raise SystemExit(f"{name}: expected one .ptx in {d}, found {len(ptx)}")
+            text = Path(ptx[0]).read_bytes()
+            result[name] = hashlib.sha256(text).hexdigest()
+            if keep:
+                keep.mkdir(parents=True, exist_ok=True)
+                (keep / (name.replace("/", "__") + ".ptx")).write_bytes(text)
+            print(f"\r[{i}/{len(todo)}] {name} ({time.time() - t0:.0f} s)\033[K", end="", file=sys.stderr, flush=True)
+    print(file=sys.stderr)
+    return result
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--json", type=Path, help="write {job: sha256} here")
+    ap.add_argument("--compare", type=Path, help="compare with an earlier --json file; exit 1 on any difference")
+    ap.add_argument("--keep", type=Path, help="keep the PTX files in this folder")
+    ap.add_argument("--only", help="only jobs whose name contains this")
+    args = ap.parse_args(argv)
+    got = fingerprint(args.keep, args.only)
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(got, indent=1, sort_keys=True) + "\n")
+    if not args.compare:
+        for name, h in sorted(got.items()):
+            print(f"{h[:16]}  {name}")
+        return 0
+    want = json.loads(args.compare.read_text())
+    if args.only:
+        want = {n: h for n, h in want.items() if args.only in n}
+    rows = []
+    for name in sorted(set(want) | set(got)):
+        a, b = want.get(name), got.get(name)
+        rows.append((name, "identical" if a == b else "missing now" if b is None else "new" if a is None else "CHANGED"))
+    width = max(len(n) for n, _ in rows)
+    for name, verdict in rows:
+        print(f"{name:<{width}}  {verdict}")
+    bad = [n for n, v in rows if v != "identical"]
+    print(f"{len(rows) - len(bad)} of {len(rows)} jobs byte-identical ({os.path.basename(args.compare)})")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
