@@ -129,15 +129,15 @@ def bench(session: nox.Session) -> None:
     if "--json" not in args:
         stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
         args += ["--json", f"results/{args[0]}-{stamp}.json"]
-    session.run("python", "-m", "shared.eval", *args)
+    session.run("python", "-m", "harness.eval", *args)
 
 @nox.session(python=PYTHON)
 def report(session: nox.Session) -> None:
-    """results/summary.png from the newest results JSON per problem (`python -m shared.report --summary`);
-    run it whenever results are committed. Extra args go to shared.report (e.g. --plot OUT.png FILES)."""
+    """results/summary.png from the newest results JSON per problem (`python -m harness.report --summary`);
+    run it whenever results are committed. Extra args go to harness.report (e.g. --plot OUT.png FILES)."""
     session.chdir(REPO)
     install(session)
-    session.run("python", "-m", "shared.report", *(session.posargs or ["--summary"]))
+    session.run("python", "-m", "harness.report", *(session.posargs or ["--summary"]))
 
 
 REPO = os.path.dirname(os.path.abspath(__file__))
@@ -210,9 +210,9 @@ def package(session: nox.Session) -> None:
     args = list(session.posargs)
     if not args or args[0].startswith("-"):
         for problem in PROBLEMS:
-            session.run("python", "-m", "shared.package", problem, *args)
+            session.run("python", "-m", "harness.package", problem, *args)
     else:
-        session.run("python", "-m", "shared.package", *args)
+        session.run("python", "-m", "harness.package", *args)
 
 
 @nox.session(python=PYTHON)
@@ -223,13 +223,13 @@ def submit(session: nox.Session) -> None:
         session.error("usage: nox -s submit -- PROBLEM --mode test|benchmark|leaderboard [--gpu B200|NVIDIA]")
     session.chdir(REPO)
     # The CLI, POPCORN_API_URL and the registration are checked before anything is installed
-    # (shared/submit.py needs only the standard library for that).
+    # (harness/submit.py needs only the standard library for that).
     sys.path.insert(0, REPO)
-    from shared.submit import Prerequisite, preflight
+    from harness.submit import Prerequisite, preflight
 
     try:
         preflight()
     except Prerequisite as e:
         session.error(f"submit: {e}")
     install_locked(session, "dev" if lock_name() in ("dev", "none") else lock_name())
-    session.run("python", "-m", "shared.submit", *session.posargs)
+    session.run("python", "-m", "harness.submit", *session.posargs)

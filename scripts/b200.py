@@ -149,7 +149,7 @@ def run(cmd: list[str], cwd: Path = ROOT, env: dict | None = None, timeout: int 
 
 
 def evaluator(problem: str, mode: str, data: str, out: Path) -> dict:
-    step = run([sys.executable, "-m", "shared.eval", problem, "--mode", mode, "--data", data, "--json", str(out)])
+    step = run([sys.executable, "-m", "harness.eval", problem, "--mode", mode, "--data", data, "--json", str(out)])
     step["json"] = json.loads(out.read_text()) if out.exists() else None
     return step
 
@@ -161,7 +161,7 @@ def reference_eval(problem: str, refdir: Path, work: Path) -> dict:
         return {"rc": 2, "tail": f"{src} not found"}
     sub = work / problem
     sub.mkdir(parents=True)
-    pkg = run([sys.executable, "-m", "shared.package", problem, "-o", str(sub / "submission.py")])
+    pkg = run([sys.executable, "-m", "harness.package", problem, "-o", str(sub / "submission.py")])
     if pkg["rc"]:
         return pkg
     for f in ["reference.py", "task.py", "utils.py", "task.yml"]:

@@ -25,7 +25,7 @@ tests)
   python -m pytest -q -ra -m "gpu or sm90" tests > "$OUT/pytest.log" 2>&1; echo "pytest gpu+sm90 tiers rc=$?" | tee -a "$log"
   grep -E "^(FAILED|ERROR)|passed|failed" "$OUT/pytest.log" | tail -25
   for p in gemv gemm dual_gemm group_gemm; do
-    python -m shared.eval $p --mode test --data stress --impl submission >> "$log" 2>&1
+    python -m harness.eval $p --mode test --data stress --impl submission >> "$log" 2>&1
     echo "stress test $p rc=$?" | tee -a "$log"
   done
   grep -E "^FAIL" "$log" | cut -c1-400 | head -10 ;;
@@ -37,7 +37,7 @@ sanitize)
     # (cuGetProcAddress answers "invalid argument" ~34 times); those are not memory errors.
     timeout 280 compute-sanitizer --tool "$tool" --target-processes all --error-exitcode 99 \
       ${SANITIZER_FLAGS:---report-api-errors no} \
-      python -m shared.eval "$p" --mode test --impl submission "${args[@]}" >> "$log" 2>&1
+      python -m harness.eval "$p" --mode test --impl submission "${args[@]}" >> "$log" 2>&1
     echo "sanitizer $tool $p rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tail -1)" | tee -a "$log"
   }
   for tool in ${SANITIZER_TOOLS:-memcheck racecheck}; do
@@ -54,11 +54,11 @@ sanitize)
   grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$log" | sort | uniq -c ;;
 bench)
   for p in "$@"; do
-    python -m shared.eval $p --mode benchmark --graph --impl submission bf16-predecoded reference \
+    python -m harness.eval $p --mode benchmark --graph --impl submission bf16-predecoded reference \
       --json "$OUT/$p.json" > "$OUT/b.log" 2>&1
     echo "bench $p rc=$?" | tee -a "$log"; cat "$OUT/b.log" >> "$log"
     grep -E "^(FAIL|error|note)" "$OUT/b.log" | cut -c1-300
-    timeout 300 python -m shared.eval $p --mode leaderboard --popcorn --impl submission > "$OUT/b.log" 2>&1
+    timeout 300 python -m harness.eval $p --mode leaderboard --popcorn --impl submission > "$OUT/b.log" 2>&1
     echo "leaderboard $p rc=$? $(grep -c 'check: pass' "$OUT/b.log") x check: pass" | tee -a "$log"
     cat "$OUT/b.log" >> "$log"
   done
@@ -66,15 +66,15 @@ bench)
   for p in "$@"; do sed -n "/^$p --mode benchmark/,/^geomean (score) *reference/p" "$log"; done ;;
 host)
   for p in "$@"; do
-    python -m shared.package "$p" >> "$log" 2>&1
+    python -m harness.package "$p" >> "$log" 2>&1
     impls=(submission bf16-predecoded "dist/$p/submission.py")
     [ -n "${HOST_BASE_DIR:-}" ] && impls+=("$HOST_BASE_DIR/$p.py")
-    python -m shared.eval "$p" --mode benchmark --impl "${impls[@]}" --json "$OUT/$p.json" > "$OUT/b.log" 2>&1
+    python -m harness.eval "$p" --mode benchmark --impl "${impls[@]}" --json "$OUT/$p.json" > "$OUT/b.log" 2>&1
     echo "host bench $p rc=$?" | tee -a "$log"; cat "$OUT/b.log" >> "$log"
     grep -E "^(FAIL|error)" "$OUT/b.log" | cut -c1-300
     if [ "$p" = group_gemm ]; then  # the host limit holds up to 16 groups: the second case's groups twice
       m="40, 76, 168, 72, 164, 148, 196, 160"; n=$(printf '7168, %.0s' {1..15})7168; k=$(printf '2048, %.0s' {1..15})2048
-      python -m shared.eval group_gemm --mode benchmark --impl submission "dist/$p/submission.py" \
+      python -m harness.eval group_gemm --mode benchmark --impl submission "dist/$p/submission.py" \
         --case "m: [$m, $m]; n: [$n]; k: [$k]; g: 16; seed: 1111" --json "$OUT/group_gemm-g16.json" > "$OUT/b.log" 2>&1
       echo "host bench group_gemm g=16 rc=$?" | tee -a "$log"; cat "$OUT/b.log" >> "$log"
     fi

@@ -11,12 +11,12 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv >> 
 python -m pytest -q -m gpu tests/test_reference.py >> "$log" 2>&1; echo "pytest gpu tier rc=$?" | tee -a "$log"
 for p in ${problems[*]}; do
   for d in leaderboard stress; do
-    python -m shared.eval $p --mode test --data $d --impl reference bf16-predecoded >> "$log" 2>&1
+    python -m harness.eval $p --mode test --data $d --impl reference bf16-predecoded >> "$log" 2>&1
     echo "test $p $d rc=$?" | tee -a "$log"
   done
 done
 for p in ${problems[*]}; do
-  python -m shared.eval $p --mode benchmark --impl reference bf16-predecoded --json "$OUT/$p.json" > "$OUT/b.log" 2>&1
+  python -m harness.eval $p --mode benchmark --impl reference bf16-predecoded --json "$OUT/$p.json" > "$OUT/b.log" 2>&1
   echo "bench $p rc=$?" | tee -a "$log"; cat "$OUT/b.log" >> "$log"
   sed -n '/--mode benchmark/,$p' "$OUT/b.log"; grep -E "^(error|FAIL)|Error" "$OUT/b.log" | head -5
 done

@@ -1,9 +1,9 @@
 """Where the GEMV's single-call time goes, on a GPU: `python scripts/gemv_probe.py [--variants]`.
 
-Per benchmark shape, all in the evaluator's loop (shared.timing: L2 flush of the manifest's size,
+Per benchmark shape, all in the evaluator's loop (harness.timing: L2 flush of the manifest's size,
 one call between two events, the leaderboard's stopping rule):
-  * the submission, and the streaming read of the same bytes (shared.sol.read_once_loop_us), next
-    to the graph-replayed read (shared.sol.read_once_us) the issue's floor is defined by;
+  * the submission, and the streaming read of the same bytes (harness.sol.read_once_loop_us), next
+    to the graph-replayed read (harness.sol.read_once_us) the issue's floor is defined by;
   * kernel-only durations of both from the profiler (CUPTI), which leave out the gap between the
     start event and the kernel;
   * with --steady, kernel-only durations back to back over rotating inputs (no flush, warm TLB):
@@ -23,12 +23,12 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from harness import sol, timing  # noqa: E402
+from harness.problem import load_problem  # noqa: E402
 from problems.gemv import reference as ref  # noqa: E402 (after the path fix-up)
 from problems.gemv import submission as sub  # noqa: E402
 from problems.gemv import tune_sm90 as tune  # noqa: E402
 from problems.gemv.config import choose_sm90  # noqa: E402
-from shared import sol, timing  # noqa: E402
-from shared.problem import load_problem  # noqa: E402
 
 
 def kernel_us(call, flush_bytes: int, reps: int = 20) -> dict[str, float]:

@@ -16,10 +16,10 @@ from dataclasses import replace
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
+from harness.problem import load_problem  # noqa: E402
+from harness.progress import Progress  # noqa: E402
+from harness.timing import Clock  # noqa: E402
 from problems.group_gemm import kernel_sm90 as K  # noqa: E402
-from shared.problem import load_problem  # noqa: E402
-from shared.progress import Progress  # noqa: E402
-from shared.timing import Clock  # noqa: E402
 
 CANDIDATES = {  # smaller decoded-A batches free shared memory for deeper packed rings
     "b2_s4_st3": dict(a_batch=2, a_slots=4, stages=3),

@@ -2,7 +2,7 @@
 [--rotate 1 4] [--json OUT]`.
 
 For each problem's first benchmark case (group_gemm: also 16 groups, the second case's groups twice), on
-the submission's fast path: the median host us (GPU kept busy, shared.timing.host_us_per_call) of the
+the submission's fast path: the median host us (GPU kept busy, harness.timing.host_us_per_call) of the
 whole custom_kernel call and of its parts: the check that the same tuple is unchanged
 (PreparedCalls.seen: its lists' items, then tensor_state of the kernel's tensors), the tensor_state read
 alone, the identity key a new tuple of the same tensors is looked up by, and the prepared launch (the
@@ -23,10 +23,10 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import torch  # noqa: E402
 
-from shared import problem as P  # noqa: E402
-from shared import timing as T  # noqa: E402
+from harness import problem as P  # noqa: E402
+from harness import timing as T  # noqa: E402
+from harness.worker import install_task_module  # noqa: E402
 from shared.cute import runtime  # noqa: E402
-from shared.worker import install_task_module  # noqa: E402
 
 
 def main(argv=None) -> int:

@@ -43,9 +43,9 @@ def main(argv=None) -> int:
     p.add_argument("--json", default=None)
     args = p.parse_args(argv)
 
-    from shared import problem as P
+    from harness import problem as P
+    from harness.worker import install_task_module
     from shared.cute import runtime
-    from shared.worker import install_task_module
 
     install_task_module()  # group_gemm's submission starts with the leaderboard's `from task import ...`
 

@@ -30,7 +30,7 @@ report("_grouped_mm bf16", lambda: torch._grouped_mm(a, bb, offs=offs))
 report("_grouped_mm fp16", lambda: torch._grouped_mm(a.half(), bb.half(), offs=offs))
 report("_grouped_mm bf16 out fp32", lambda: torch._grouped_mm(a, bb, offs=offs, out_dtype=torch.float32))
 
-from shared.sol import read_once_us  # noqa: E402
+from harness.sol import read_once_us  # noqa: E402
 
 for nbytes in (66_069_504, 132_152_832, 33_034_752):
     print(f"read once {nbytes / 1e6:.1f} MB: {read_once_us(nbytes):.2f} us")

@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT))
 
 
 def _cases(problem: str):
-    from shared.problem import load_problem
+    from harness.problem import load_problem
 
     p = load_problem(problem)
     return [dict(c) for c in (*p.tests, *p.benchmarks)]
@@ -156,7 +156,8 @@ def main(argv=None) -> int:
     rows = []
     for name in sorted(set(want) | set(got)):
         a, b = want.get(name), got.get(name)
-        rows.append((name, "identical" if a == b else "missing now" if b is None else "new" if a is None else "CHANGED"))
+        verdict = "identical" if a == b else "missing now" if b is None else "new" if a is None else "CHANGED"
+        rows.append((name, verdict))
     width = max(len(n) for n, _ in rows)
     for name, verdict in rows:
         print(f"{name:<{width}}  {verdict}")

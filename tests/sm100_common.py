@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from harness.problem import load_problem
 from problems.dual_gemm import kernel_sm100 as dual_k
 from problems.gemm import kernel_sm100 as gemm_k
 from shared.cute import sm100_blockscaled as bs
-from shared.problem import load_problem
 from tests.cuda_tools import find_tool
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from shared.check import check_tensor
-from shared.problem import load_problem
+from harness.check import check_tensor
+from harness.problem import load_problem
 from tests.cuda_tools import find_tool
 
 _ARTIFACTS: dict = {}

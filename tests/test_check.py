@@ -2,7 +2,7 @@
 
 import torch
 
-from shared import check as C
+from harness import check as C
 
 H = torch.float16
 

@@ -213,7 +213,7 @@ def test_ci_and_local_run_call_the_same_cpu_job():
 
 
 def test_packager_knows_what_the_runner_provides():
-    from shared import package as pk
+    from harness import package as pk
 
     available = pk.leaderboard_modules()
     assert {"torch", "cutlass", "cuda", "numpy", "triton", "task"} <= available

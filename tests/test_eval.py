@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from shared import eval as E
+from harness import eval as E
 
 REPO = Path(__file__).resolve().parent.parent
 IMPLS = REPO / "tests" / "impls"
@@ -19,7 +19,7 @@ SMALL = {"gemv": "m: 128; k: 256; l: 1; seed: 7", "gemm": "m: 128; n: 128; k: 25
 
 
 def run_eval(*args, env=None):
-    return subprocess.run([sys.executable, "-m", "shared.eval", *args], cwd=REPO, capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "harness.eval", *args], cwd=REPO, capture_output=True, text=True,
                           timeout=600, env={**os.environ, **(env or {})})
 
 
@@ -74,7 +74,7 @@ def test_bad_input_gives_one_line(args, code, needle):
 def test_benchmark_mode_on_cpu_writes_json_and_popcorn_lines(tmp_path):
     out = tmp_path / "r.json"
     read_fd, write_fd = os.pipe()
-    r = subprocess.run([sys.executable, "-m", "shared.eval", "group_gemm", "--mode", "benchmark", "--device", "cpu",
+    r = subprocess.run([sys.executable, "-m", "harness.eval", "group_gemm", "--mode", "benchmark", "--device", "cpu",
                         "--impl", "reference", "--case", SMALL["group_gemm"], "--json", str(out)],
                        cwd=REPO, capture_output=True, text=True, timeout=600, pass_fds=(write_fd,),
                        env={**os.environ, "POPCORN_FD": str(write_fd)})
@@ -132,7 +132,7 @@ def test_gpu_benchmark_with_graph_metric_and_ceilings(tmp_path):
 
 
 def test_report_renders_committed_results():
-    from shared import report
+    from harness import report
 
     for path in sorted((REPO / "results").glob("*.json")):
         text = report.render(str(path))
@@ -140,7 +140,7 @@ def test_report_renders_committed_results():
 
 
 def test_report_draws_the_newest_results_per_problem(tmp_path):
-    from shared import report
+    from harness import report
 
     paths = sorted(str(p) for p in (REPO / "results").glob("*.json"))
     docs = report.newest_per_problem(paths)

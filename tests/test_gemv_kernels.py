@@ -184,8 +184,8 @@ def test_kernel_can_implement_reasons():
 # GPU tier: the sm90 kernel through the submission on every manifest case
 # ---------------------------------------------------------------------------------------------
 def _run_and_check(m, k, l, gen_name, seed=1111):
+    from harness.check import check_tensor
     from problems.gemv import reference as ref
-    from shared.check import check_tensor
 
     data = getattr(ref, gen_name)(m=m, k=k, l=l, seed=seed, device="cuda")
     want = ref.ref_kernel(tuple(t.clone() for t in data))
@@ -249,10 +249,10 @@ def test_sm90_non_standard_c_layout_and_k_not_multiple_of_64():
 @pytest.mark.parametrize("m,k,l", [(4096, 7168, 2), (1152, 960, 2), (7168, 2048, 1), (256, 16384, 1)])
 def test_sm90_kernel_configs(cfg, m, k, l):
     """Persistent grids, intra-CTA split-K, tail k-blocks and prefetch settings, kernel called directly."""
+    from harness.check import check_tensor
     from problems.gemv import reference as ref
     from problems.gemv.kernel_sm90 import GemvSm90
     from problems.gemv.tune_sm90 import compile_cfg, launch
-    from shared.check import check_tensor
 
     if not GemvSm90.can_implement(cfg, m, k, l)[0]:
         pytest.skip(f"{cfg} does not take {(m, k, l)}")

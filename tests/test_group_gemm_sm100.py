@@ -24,10 +24,10 @@ import torch
 
 pytest.importorskip("cutlass", reason="nvidia-cutlass-dsl is not installed")
 
+from harness.problem import load_problem  # noqa: E402
+from harness.worker import install_task_module  # noqa: E402
 from problems.group_gemm import kernel_sm100 as K  # noqa: E402
 from shared.cute import sm100_blockscaled as bs  # noqa: E402
-from shared.problem import load_problem  # noqa: E402
-from shared.worker import install_task_module  # noqa: E402
 from tests.test_sm100_kernels import check_ptx, s2t_copies, sass_and_resources  # noqa: E402
 
 PROBLEM = load_problem("group_gemm")
@@ -253,8 +253,8 @@ def test_no_forbidden_word_in_the_sources():
 @pytest.mark.sm100
 @pytest.mark.parametrize("generator", ["generate_input", "generate_stress_input"])
 def test_matches_reference_on_b200(generator, submission):
-    from shared.check import check_groups
-    from shared.worker import clone_data
+    from harness.check import check_groups
+    from harness.worker import clone_data
 
     gen = getattr(PROBLEM.reference, generator)
     cases = [dict(c) for c in PROBLEM.tests + PROBLEM.benchmarks]

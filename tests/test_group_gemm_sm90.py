@@ -17,11 +17,11 @@ import re
 import pytest
 import torch
 
+from harness.check import check_groups
+from harness.problem import load_problem
+from harness.worker import install_task_module
 from problems.group_gemm import kernel_sm90 as K
 from shared import scales as S
-from shared.check import check_groups
-from shared.problem import load_problem
-from shared.worker import install_task_module
 from tests import sm90_common as C
 
 PROBLEM = load_problem("group_gemm")

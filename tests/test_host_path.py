@@ -13,9 +13,9 @@ import importlib
 import pytest
 import torch
 
-from shared.check import check_groups, check_tensor
-from shared.problem import load_problem
-from shared.worker import clone_data, install_task_module
+from harness.check import check_groups, check_tensor
+from harness.problem import load_problem
+from harness.worker import clone_data, install_task_module
 
 PROBLEMS = ["gemv", "gemm", "dual_gemm", "group_gemm"]
 

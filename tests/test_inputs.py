@@ -4,8 +4,8 @@ tensor, what was expected and what came, before any kernel sees them."""
 import pytest
 import torch
 
+from harness.problem import load_problem
 from shared.inputs import check_block_scaled, check_grouped, tuple_names
-from shared.problem import load_problem
 
 
 def data_of(problem, **case):

@@ -1,4 +1,4 @@
-"""The single-file packager (shared/package.py) and its loader (shared/bundle_loader.py).
+"""The single-file packager (harness/package.py) and its loader (harness/bundle_loader.py).
 
 Two kinds of tests:
 - synthetic repositories under tmp_path pin the packager's behaviour (inlining, order, determinism,
@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from shared import package as pk
+from harness import package as pk
 
 REPO = Path(__file__).resolve().parent.parent
 PROBLEMS = ("gemv", "gemm", "dual_gemm", "group_gemm")
@@ -201,6 +201,13 @@ SUB = "problems/demo/submission.py"
          f"{SUB}:1: project import 'shared.missing' cannot be resolved"),
         ({SUB: "from shared import nothing_here\n\ndef custom_kernel(d):\n    return d\n"},
          f"{SUB}:1: project import cannot be resolved: shared has no module or name 'nothing_here'"),
+        ({SUB: "from harness.timing import flush\n\ndef custom_kernel(d):\n    return d\n"},
+         f"{SUB}:1: imports the harness module 'harness.timing'"),
+        ({SUB: "from shared.kit import f\n\ndef custom_kernel(d):\n    return f(d)\n",
+          "shared/kit.py": "def f(x):\n    import harness.check\n    return x\n"},
+         "shared/kit.py:2: imports the harness module 'harness.check'"),
+        ({SUB: "import importlib\n\ndef custom_kernel(d):\n    return importlib.import_module('harness.eval')\n"},
+         f"{SUB}:4: dynamic import 'harness.eval'"),
         ({SUB: "import importlib\n\ndef custom_kernel(d):\n    return importlib.import_module('shared.x')\n"},
          f"{SUB}:4: dynamic import 'shared.x'"),
         ({SUB: "def custom_kernel(d):\n    with open('weights.bin', 'rb') as f:\n        return f.read()\n"},
@@ -218,7 +225,8 @@ SUB = "problems/demo/submission.py"
          f"{SUB}:1: imports 'yaml', which the leaderboard environment does not provide"),
         ({SUB: "def kernel(d):\n    return d\n"}, f"{SUB}:1: defines no top-level custom_kernel"),
     ],
-    ids=["stream", "stream-in-inlined-docstring", "unresolved-module", "unresolved-name", "dynamic-import",
+    ids=["stream", "stream-in-inlined-docstring", "unresolved-module", "unresolved-name", "harness-import",
+         "harness-import-in-kit", "harness-dynamic-import", "dynamic-import",
          "open-relative", "read_text", "cpp_extension-load", "network-import", "torch-hub", "not-on-runner",
          "no-custom_kernel"],
 )
@@ -384,8 +392,8 @@ def test_packaged_submission_runs_alone_without_the_project(problem, tmp_path):
     the parent generates the first test cases' inputs and checks the outputs."""
     import torch
 
-    from shared import check as chk
-    from shared import problem as P
+    from harness import check as chk
+    from harness import problem as P
 
     path = packaged_problem(problem, tmp_path)
     prob = P.load_problem(problem)
@@ -414,7 +422,7 @@ def test_packaged_submission_runs_alone_without_the_project(problem, tmp_path):
 
 def run_evaluator(problem: str, path: Path, device: str, tmp_path: Path) -> dict:
     out = tmp_path / "result.json"
-    res = subprocess.run([sys.executable, "-m", "shared.eval", problem, "--mode", "test", "--impl", str(path),
+    res = subprocess.run([sys.executable, "-m", "harness.eval", problem, "--mode", "test", "--impl", str(path),
                           "--device", device, "--json", str(out)],
                          cwd=REPO, capture_output=True, text=True, timeout=1800)
     assert res.returncode == 0, (res.stdout[-3000:], res.stderr[-3000:])
@@ -444,4 +452,4 @@ def test_packaged_submission_imports_no_development_tool(problem, tmp_path):
     for tool in ("rich", "matplotlib", "xdist"):
         found = re.findall(rf"^\s*(?:import|from)\s+{tool}\b.*$", text, flags=re.M)
         assert not found, f"{problem}: {found}"
-    assert "shared.progress" not in text and "shared.report" not in text
+    assert "harness.progress" not in text and "harness.report" not in text

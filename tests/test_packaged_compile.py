@@ -94,7 +94,7 @@ def test_runner_dsl_session_runs_the_runners_dsl():
 @pytest.mark.parametrize("problem", list(SIGNATURE))
 def test_packaged_sm100_kernel_compiles(problem, tmp_path):
     out = tmp_path / "submission.py"
-    subprocess.run([sys.executable, "-m", "shared.package", problem, "-o", str(out)],
+    subprocess.run([sys.executable, "-m", "harness.package", problem, "-o", str(out)],
                    cwd=ROOT, check=True, capture_output=True)
     # the leaderboard's task.py, which the runner writes beside the submission (group_gemm imports it)
     (tmp_path / "task.py").write_text("input_t = tuple\noutput_t = object\n")

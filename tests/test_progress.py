@@ -1,4 +1,4 @@
-"""shared/progress.py: the progress line's runner for long subprocesses (nox -s submit)."""
+"""harness/progress.py: the progress line's runner for long subprocesses (nox -s submit)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from shared.progress import run_with_progress
+from harness.progress import run_with_progress
 
 
 def test_run_with_progress_returns_the_output_and_status(capsys):

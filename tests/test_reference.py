@@ -9,9 +9,10 @@ import numpy as np
 import pytest
 import torch
 
-from shared import problem as P
+from harness import problem as P
+from harness.check import check_groups, check_tensor
+from shared import generators as G
 from shared import scales as S
-from shared.check import check_groups, check_tensor
 from shared.nvfp4 import FP4_DTYPE, SF_DTYPE, as_bytes
 from tests.test_nvfp4 import float64_dequantize
 
@@ -195,7 +196,7 @@ def test_cuda_placement_and_reference_agrees_with_cpu(name):
             assert sfa.device.type == "cpu" and sfb.device.type == "cpu"  # the leaderboard's quirk
     else:
         assert all(t.is_cuda for t in data)
-    from shared.worker import clone_data
+    from harness.worker import clone_data
 
     def to_cpu(x):
         return x.cpu() if isinstance(x, torch.Tensor) else type(x)(to_cpu(y) for y in x) if isinstance(
@@ -218,9 +219,9 @@ def test_reference_agrees_with_scaled_mm_on_blackwell(name):
     ref = prob.reference
     for case in prob.tests[:4]:
         data = ref.generate_input(**dict(case), device="cuda")
-        from shared.check import check_tensor
+        from harness.check import check_tensor
         got = ref.ref_kernel(data)
-        want = P.scaled_mm_reference(name, data)
+        want = G.scaled_mm_reference(name, data)
         ok, msg = (check_groups(got, want, 1e-3, 1e-3) if isinstance(want, list)
                    else check_tensor(got, want, 1e-3, 1e-3))
         assert ok, msg

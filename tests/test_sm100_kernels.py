@@ -24,11 +24,11 @@ import torch
 cutlass = pytest.importorskip("cutlass", reason="nvidia-cutlass-dsl is not installed")
 import cutlass.cute as cute  # noqa: E402
 
+from harness.problem import load_problem  # noqa: E402
 from problems.dual_gemm import kernel_sm100 as dual_k  # noqa: E402
 from problems.gemm import kernel_sm100 as gemm_k  # noqa: E402
 from shared import scales as S  # noqa: E402
 from shared.cute import sm100_blockscaled as bs  # noqa: E402
-from shared.problem import load_problem  # noqa: E402
 from tests.sm100_common import (  # noqa: E402
     KERNELS,
     NUM_B,
@@ -216,7 +216,7 @@ def _gpu_cases(problem):
 @pytest.mark.parametrize("generator", ["generate_input", "generate_stress_input"])
 @pytest.mark.parametrize("problem", list(KERNELS))
 def test_matches_reference_on_b200(problem, generator):
-    from shared.check import check
+    from harness.check import check
 
     prob = load_problem(problem)
     gen = getattr(prob.reference, generator)

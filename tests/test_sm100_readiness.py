@@ -34,12 +34,12 @@ cutlass = pytest.importorskip("cutlass", reason="nvidia-cutlass-dsl is not insta
 import cutlass.cute as cute  # noqa: E402
 import cutlass.utils.blockscaled_layout as blockscaled_utils  # noqa: E402
 
+from harness.problem import load_problem  # noqa: E402
 from problems.dual_gemm import kernel_sm100 as dual_k  # noqa: E402
 from problems.gemm import kernel_sm100 as gemm_k  # noqa: E402
 from shared import scales as S  # noqa: E402
 from shared.cute import sm100_blockscaled as bs  # noqa: E402
 from shared.cute.runtime import compile_arch, null_ptr  # noqa: E402
-from shared.problem import load_problem  # noqa: E402
 from tests.sm100_common import KERNELS, NUM_B, artifacts, cases, sass_and_resources  # noqa: E402
 
 # ----------------------------------------------------------------------------- independent facts
@@ -612,7 +612,7 @@ EMULATED = [
 @pytest.mark.parametrize("problem,config,shape,grid", EMULATED,
                          ids=[f"{p}-n{c.tile_n}-{'x'.join(map(str, s))}-grid{g}" for p, c, s, g in EMULATED])
 def test_emulated_data_movement_matches_the_reference(problem, config, shape, grid):
-    from shared.check import check_tensor
+    from harness.check import check_tensor
 
     prob = load_problem(problem)
     m, n, k, l = shape

@@ -24,9 +24,9 @@ import torch
 
 cutlass = pytest.importorskip("cutlass", reason="nvidia-cutlass-dsl is not installed")
 
-from shared.check import check_tensor  # noqa: E402
+from harness.check import check_tensor  # noqa: E402
+from harness.problem import load_problem  # noqa: E402
 from shared.cute.sm90_blockscaled_mainloop import launch_sm90  # noqa: E402
-from shared.problem import load_problem  # noqa: E402
 from tests import sm90_common as C  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent

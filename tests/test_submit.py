@@ -1,4 +1,4 @@
-"""`nox -s submit` (shared/submit.py) against a fake popcorn-cli on PATH: no network.
+"""`nox -s submit` (harness/submit.py) against a fake popcorn-cli on PATH: no network.
 
 The fake CLI checks what the real one checks before uploading (the file exists, its
 `#!POPCORN leaderboard` directive matches --leaderboard), records its arguments, and writes one of
@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from shared import problem as P
-from shared import submit as sm
+from harness import problem as P
+from harness import submit as sm
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -158,7 +158,7 @@ def fake_env(tmp_path):
 def submit(tmp_path, env, *args, output: str):
     (tmp_path / "cli_output.txt").write_text(output, encoding="utf-8")
     env = {**env, "FAKE_POPCORN_OUTPUT": str(tmp_path / "cli_output.txt")}
-    return subprocess.run([sys.executable, "-m", "shared.submit", *args, "--output", str(tmp_path / "sub.py"),
+    return subprocess.run([sys.executable, "-m", "harness.submit", *args, "--output", str(tmp_path / "sub.py"),
                            "--json", str(tmp_path / "res.json")],
                           cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
 

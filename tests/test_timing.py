@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from shared import timing as T
+from harness import timing as T
 
 
 def test_stats_match_the_leaderboard_definitions():

@@ -1,7 +1,7 @@
 """Fused NVFP4 gated dual GEMM for Blackwell (sm_100a): C = fp16(silu(A . B1^T) * (A . B2^T)).
 
 Status: COMPILED for sm_100a in CI (tests/test_sm100_kernels.py); never run here — no B200 was
-available while it was written. Treat it as unverified until it passes `python -m shared.eval
+available while it was written. Treat it as unverified until it passes `python -m harness.eval
 dual_gemm --mode test --impl submission` on a B200.
 
 Design — ONE kernel, both products per output tile, nothing round-trips through global memory:
@@ -47,7 +47,7 @@ MMAs so that all 148 SMs work and B is read once per CTA pair; keeping A in the 
 between the B1 and B2 instructions (not exposed for sm_100 in CuTe DSL 4.8.1).
 docs/B200-READINESS.md compares the kernel with NVIDIA's example.
 
-How to run (on a B200): `python -m shared.eval dual_gemm --mode benchmark --impl submission`,
+How to run (on a B200): `python -m harness.eval dual_gemm --mode benchmark --impl submission`,
 where problems/dual_gemm/submission.py calls `kernel_sm100.run(data)`. Compile only (any machine):
 `python -c "from problems.dual_gemm import kernel_sm100 as k; k.compile_for(256, 4096, 7168, 1)"`.
 """

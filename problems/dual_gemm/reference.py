@@ -8,34 +8,35 @@ from __future__ import annotations
 
 import torch
 
-from shared import problem as P
+from shared import generators as G
+from shared.refmath import block_scaled_products
 
 
 def generate_input(m: int, n: int, k: int, l: int, seed: int, device: str = "cuda"):
     """The leaderboard's tuple in its RNG order; values {0, +-0.5, +-1, +-1.5}, scales rand() in E4M3,
     permuted padding uninitialised (torch.empty, no RNG drawn)."""
     torch.manual_seed(seed)
-    a = P.fp4_masked(l, m, k, device)
-    b1 = P.fp4_masked(l, n, k, device)
-    b2 = P.fp4_masked(l, n, k, device)
-    c = P.fresh_c(l, m, n, device)
-    sf_k = P.sf_k_of(k)
+    a = G.fp4_masked(l, m, k, device)
+    b1 = G.fp4_masked(l, n, k, device)
+    b2 = G.fp4_masked(l, n, k, device)
+    c = G.fresh_c(l, m, n, device)
+    sf_k = G.sf_k_of(k)
     plains, perms = [], []
     for rows in (m, n, n):
-        s = P.scales_rand(l, rows, sf_k, device)
-        plains.append(P.plain_round_trip(s))
-        perms.append(P.permuted_with_filler(s, "empty"))
+        s = G.scales_rand(l, rows, sf_k, device)
+        plains.append(G.plain_round_trip(s))
+        perms.append(G.permuted_with_filler(s, "empty"))
     return (a, b1, b2, *plains, *perms, c)
 
 
 def generate_stress_input(m: int, n: int, k: int, l: int, seed: int, device: str = "cuda"):
-    """All 16 codes in both nibbles; scales over 2^-9..0.47 (see shared.problem.scales_stress)."""
+    """All 16 codes in both nibbles; scales over 2^-9..0.47 (see shared.generators.scales_stress)."""
     torch.manual_seed(seed)
-    a, b1, b2 = (P.fp4_stress(l, rows, k, device) for rows in (m, n, n))
-    c = P.poisoned_c(l, m, n, device)
-    sf_k = P.sf_k_of(k)
-    plains = [P.scales_stress(l, rows, sf_k, device) for rows in (m, n, n)]
-    perms = [P.permuted_with_filler(s, (0, 4)) for s in plains]
+    a, b1, b2 = (G.fp4_stress(l, rows, k, device) for rows in (m, n, n))
+    c = G.poisoned_c(l, m, n, device)
+    sf_k = G.sf_k_of(k)
+    plains = [G.scales_stress(l, rows, sf_k, device) for rows in (m, n, n)]
+    perms = [G.permuted_with_filler(s, (0, 4)) for s in plains]
     return (a, b1, b2, *plains, *perms, c)
 
 
@@ -43,7 +44,7 @@ def ref_kernel(data):
     a, b1, b2, sfa, sfb1, sfb2, _, _, _, c = data
     out = torch.empty_like(c)
     for l in range(c.shape[2]):
-        p1, p2 = P.block_scaled_products(a, sfa, [(b1, sfb1), (b2, sfb2)], l)
+        p1, p2 = block_scaled_products(a, sfa, [(b1, sfb1), (b2, sfb2)], l)
         out[:, :, l] = (torch.nn.functional.silu(p1) * p2).to(torch.float16)
     return out
 

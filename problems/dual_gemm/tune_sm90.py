@@ -27,9 +27,9 @@ import yaml
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from shared.check import check_tensor  # noqa: E402
+from harness.check import check_tensor  # noqa: E402
+from harness.progress import Progress  # noqa: E402
 from shared.nvfp4 import dequantize  # noqa: E402
-from shared.progress import Progress  # noqa: E402
 
 BW, PEAK = 3.0e12, 790e12  # H100-MEASURED.md ceilings
 

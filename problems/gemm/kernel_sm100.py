@@ -1,7 +1,7 @@
 """NVFP4 block-scaled GEMM for Blackwell (sm_100a): C = fp16(A . B^T), tcgen05 block-scaled MMA.
 
 Status: COMPILED for sm_100a in CI (tests/test_sm100_kernels.py); never run here — no B200 was
-available while it was written. Treat it as unverified until it passes `python -m shared.eval gemm
+available while it was written. Treat it as unverified until it passes `python -m harness.eval gemm
 --mode test --impl submission` on a B200.
 
 Algorithm (one output tile of 128 x tile_n per step of a persistent, statically scheduled loop):
@@ -45,7 +45,7 @@ geomean ~4.4 us (1.45x the SOL geomean 3.045). Next steps: TMA multicast of A ov
 (every CTA reads the same 128 rows of A: 117 MB of L2 traffic on the first shape), split-K for the
 middle shape (64 CTAs on 148 SMs). docs/B200-READINESS.md compares the kernel with NVIDIA's example.
 
-How to run (on a B200): `python -m shared.eval gemm --mode benchmark --impl submission`, where
+How to run (on a B200): `python -m harness.eval gemm --mode benchmark --impl submission`, where
 problems/gemm/submission.py calls `kernel_sm100.run(data)`. Compile only (any machine):
 `python -c "from problems.gemm import kernel_sm100 as k; k.compile_for(128, 7168, 16384, 1)"`.
 """

@@ -8,38 +8,39 @@ from __future__ import annotations
 
 import torch
 
-from shared import problem as P
+from shared import generators as G
+from shared.refmath import block_scaled_products
 
 
 def generate_input(m: int, n: int, k: int, l: int, seed: int, device: str = "cuda"):
     """The leaderboard's tuple in its RNG order: every byte pattern of a and b (all 16 codes)."""
     torch.manual_seed(seed)
-    a = P.fp4_randint(-128, 128, l, m, k, device, dtype=torch.int8)
-    b = P.fp4_randint(-128, 128, l, n, k, device, dtype=torch.int8)
-    c = P.fresh_c(l, m, n, device)
-    sfa = P.scales_randint(0, 4, l, m, P.sf_k_of(k), device)
-    sfa_perm = P.permuted_with_filler(sfa, (0, 4))
-    sfb = P.scales_randint(0, 4, l, n, P.sf_k_of(k), device)
-    sfb_perm = P.permuted_with_filler(sfb, (0, 4))
-    return (a, b, P.plain_round_trip(sfa), P.plain_round_trip(sfb), sfa_perm, sfb_perm, c)
+    a = G.fp4_randint(-128, 128, l, m, k, device, dtype=torch.int8)
+    b = G.fp4_randint(-128, 128, l, n, k, device, dtype=torch.int8)
+    c = G.fresh_c(l, m, n, device)
+    sfa = G.scales_randint(0, 4, l, m, G.sf_k_of(k), device)
+    sfa_perm = G.permuted_with_filler(sfa, (0, 4))
+    sfb = G.scales_randint(0, 4, l, n, G.sf_k_of(k), device)
+    sfb_perm = G.permuted_with_filler(sfb, (0, 4))
+    return (a, b, G.plain_round_trip(sfa), G.plain_round_trip(sfb), sfa_perm, sfb_perm, c)
 
 
 def generate_stress_input(m: int, n: int, k: int, l: int, seed: int, device: str = "cuda"):
     """Same tuple with all 16 codes in both nibbles, scales over 2^-9..0.47 (subnormals, zeros),
     c poisoned with NaN."""
     torch.manual_seed(seed)
-    a = P.fp4_stress(l, m, k, device)
-    b = P.fp4_stress(l, n, k, device)
-    c = P.poisoned_c(l, m, n, device)
-    sfa = P.scales_stress(l, m, P.sf_k_of(k), device)
-    sfb = P.scales_stress(l, n, P.sf_k_of(k), device)
-    return (a, b, sfa, sfb, P.permuted_with_filler(sfa, (0, 4)), P.permuted_with_filler(sfb, (0, 4)), c)
+    a = G.fp4_stress(l, m, k, device)
+    b = G.fp4_stress(l, n, k, device)
+    c = G.poisoned_c(l, m, n, device)
+    sfa = G.scales_stress(l, m, G.sf_k_of(k), device)
+    sfb = G.scales_stress(l, n, G.sf_k_of(k), device)
+    return (a, b, sfa, sfb, G.permuted_with_filler(sfa, (0, 4)), G.permuted_with_filler(sfb, (0, 4)), c)
 
 
 def ref_kernel(data):
     a, b, sfa, sfb, _, _, c = data
     for l in range(c.shape[2]):
-        (prod,) = P.block_scaled_products(a, sfa, [(b, sfb)], l)
+        (prod,) = block_scaled_products(a, sfa, [(b, sfb)], l)
         c[:, :, l] = prod.to(torch.float16)
     return c
 

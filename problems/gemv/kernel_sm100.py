@@ -34,7 +34,7 @@ The decode is ~2.6 instructions per byte of A: 66 MB x 2.6 / (148 SMs x 4 x 32 l
 ~ 4.7 us, below the DRAM time, so the kernel stays memory-bound if the loads keep ~8 x 16 bytes in
 flight per lane (the sm90 twin reaches 0.97x a plain read of the same bytes on the H100). Not measured on a B200.
 
-Run (on a B200): `python -m shared.eval gemv --mode benchmark --impl submission`.
+Run (on a B200): `python -m harness.eval gemv --mode benchmark --impl submission`.
 """
 
 from __future__ import annotations

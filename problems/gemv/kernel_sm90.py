@@ -46,7 +46,7 @@ Constraints (can_implement): K % 64 == 0, M a multiple of the row tile, the k-st
 divisible by k_warps, tensors 16-byte aligned (checked by the caller, problems/gemv/submission.py).
 
 Run and time: `python -m problems.gemv.tune_sm90` on an H100 (correctness against the reference
-and a timing table per config); `python -m shared.eval gemv --mode benchmark --impl submission`.
+and a timing table per config); `python -m harness.eval gemv --mode benchmark --impl submission`.
 """
 
 from __future__ import annotations

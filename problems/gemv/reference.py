@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import torch
 
-from shared import problem as P
+from shared import generators as G
+from shared.refmath import block_scaled_products
 
 N_PADDED = 128  # b / sfb rows
 
@@ -17,33 +18,33 @@ N_PADDED = 128  # b / sfb rows
 def generate_input(m: int, k: int, l: int, seed: int, device: str = "cuda"):
     """The leaderboard's tuple, drawn in its RNG order (a, b, c, sfa + filler, sfb + filler)."""
     torch.manual_seed(seed)
-    a = P.fp4_randint(0, 4, l, m, k, device)  # bytes 0..3: odd-K nibbles are always 0
-    b = P.fp4_randint(0, 4, l, N_PADDED, k, device)
-    c = P.fresh_c(l, m, 1, device)
-    sfa = P.scales_randint(0, 3, l, m, P.sf_k_of(k), device)
-    sfa_perm = P.permuted_with_filler(sfa, (0, 3))
-    sfb = P.scales_randint(0, 3, l, N_PADDED, P.sf_k_of(k), device)
-    sfb_perm = P.permuted_with_filler(sfb, (0, 3))
-    return (a, b, P.plain_round_trip(sfa), P.plain_round_trip(sfb), sfa_perm, sfb_perm, c)
+    a = G.fp4_randint(0, 4, l, m, k, device)  # bytes 0..3: odd-K nibbles are always 0
+    b = G.fp4_randint(0, 4, l, N_PADDED, k, device)
+    c = G.fresh_c(l, m, 1, device)
+    sfa = G.scales_randint(0, 3, l, m, G.sf_k_of(k), device)
+    sfa_perm = G.permuted_with_filler(sfa, (0, 3))
+    sfb = G.scales_randint(0, 3, l, N_PADDED, G.sf_k_of(k), device)
+    sfb_perm = G.permuted_with_filler(sfb, (0, 3))
+    return (a, b, G.plain_round_trip(sfa), G.plain_round_trip(sfb), sfa_perm, sfb_perm, c)
 
 
 def generate_stress_input(m: int, k: int, l: int, seed: int, device: str = "cuda"):
     """Same tuple; all 16 codes in both nibbles, scales over 2^-9..0.47 with subnormals and zeros,
     c poisoned with NaN."""
     torch.manual_seed(seed)
-    a = P.fp4_stress(l, m, k, device)
-    b = P.fp4_stress(l, N_PADDED, k, device)
-    c = P.poisoned_c(l, m, 1, device)
-    sfa = P.scales_stress(l, m, P.sf_k_of(k), device)
-    sfb = P.scales_stress(l, N_PADDED, P.sf_k_of(k), device)
-    return (a, b, sfa, sfb, P.permuted_with_filler(sfa, (0, 3)), P.permuted_with_filler(sfb, (0, 3)), c)
+    a = G.fp4_stress(l, m, k, device)
+    b = G.fp4_stress(l, N_PADDED, k, device)
+    c = G.poisoned_c(l, m, 1, device)
+    sfa = G.scales_stress(l, m, G.sf_k_of(k), device)
+    sfb = G.scales_stress(l, N_PADDED, G.sf_k_of(k), device)
+    return (a, b, sfa, sfb, G.permuted_with_filler(sfa, (0, 3)), G.permuted_with_filler(sfb, (0, 3)), c)
 
 
 def ref_kernel(data):
     """Exact decode, fp32 dot products (TF32 off), one rounding to fp16; writes into c."""
     a, b, sfa, sfb, _, _, c = data
     for l in range(c.shape[2]):
-        (prod,) = P.block_scaled_products(a, sfa, [(b[:1], sfb[:1])], l)
+        (prod,) = block_scaled_products(a, sfa, [(b[:1], sfb[:1])], l)
         c[:, 0, l] = prod[:, 0].to(torch.float16)
     return c
 

@@ -16,10 +16,10 @@ import sys
 
 import torch
 
+from harness.check import check_tensor
+from harness.progress import Progress
 from problems.gemv import reference as ref
 from problems.gemv.config import GemvConfig, choose_sm90
-from shared.check import check_tensor
-from shared.progress import Progress
 
 BENCH = [(7168, 16384, 1), (4096, 7168, 8), (7168, 2048, 4)]
 FLOOR_US = {(7168, 16384, 1): 25.4, (4096, 7168, 8): 46.5, (7168, 2048, 4): 13.2}  # H100-MEASURED.md

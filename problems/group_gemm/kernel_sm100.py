@@ -3,7 +3,7 @@ ONE persistent launch, tcgen05 block-scaled MMA.
 
 Status: COMPILED for sm_100a in CI (tests/test_group_gemm_sm100.py, tests/test_packaged_compile.py,
 CuTe DSL 4.8.1 and the runner's 4.3.5); never run here - no B200 was available while it was
-written. Treat it as unverified until `python -m shared.eval group_gemm --mode test --impl
+written. Treat it as unverified until `python -m harness.eval group_gemm --mode test --impl
 submission` passes on a B200.
 
 Algorithm
@@ -67,7 +67,7 @@ updates and epilogue drain that the small cases cannot hide. Bytes = A + B (K/2 
   MMAs (halve B's shared-memory traffic per output), split K for cases 3 and 4 (under one wave),
   TMA stores of C, prefetching the next group's descriptors while the current group's K loop runs.
 
-How to run (on a B200): `python -m shared.eval group_gemm --mode benchmark --impl submission`.
+How to run (on a B200): `python -m harness.eval group_gemm --mode benchmark --impl submission`.
 Compile only (any machine): `python -c "from problems.group_gemm import kernel_sm100 as k; k.compile_for()"`.
 """
 

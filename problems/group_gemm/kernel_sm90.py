@@ -28,7 +28,7 @@ work per repeat call is the check that the call's tuple and tensors are unchange
 submission's PreparedCalls, shared/cute/runtime.py).
 
 Constraints: L = 1, K % 256 == 0, N % 128 == 0 per group (M any), the leaderboard layouts.
-Run: `python -m shared.eval group_gemm --mode test --data stress --impl submission` on an H100.
+Run: `python -m harness.eval group_gemm --mode test --data stress --impl submission` on an H100.
 """
 
 import torch

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import torch
 
-from shared import problem as P
+from shared import generators as G
+from shared.refmath import block_scaled_products
 
 L = 1
 
 
-def _generate(m, n, k, g, seed, device, values, scale_draw, c_draw=P.fresh_c):
+def _generate(m, n, k, g, seed, device, values, scale_draw, c_draw=G.fresh_c):
     if not (len(m) == len(n) == len(k) == g):
         raise ValueError(f"group_gemm: m, n, k must each have g={g} entries, got {len(m)}, {len(n)}, {len(k)}")
     torch.manual_seed(seed)
@@ -23,7 +24,7 @@ def _generate(m, n, k, g, seed, device, values, scale_draw, c_draw=P.fresh_c):
         a, b = values(L, mi, ki, device), values(L, ni, ki, device)
         c = c_draw(L, mi, ni, device)
         sfa, sfb = scale_draw(mi, ki), scale_draw(ni, ki)  # on the CPU generator
-        perms = tuple(P.permuted_with_filler(s.to(device), (1, 3)) for s in (sfa, sfb))
+        perms = tuple(G.permuted_with_filler(s.to(device), (1, 3)) for s in (sfa, sfb))
         abc.append((a, b, c))
         sf.append((sfa, sfb))
         sf_perm.append(perms)
@@ -34,15 +35,15 @@ def _generate(m, n, k, g, seed, device, values, scale_draw, c_draw=P.fresh_c):
 def generate_input(m, n, k, g: int, seed: int, device: str = "cuda"):
     """The leaderboard's tuple in its RNG order (per group: a, b, c on the device; sfa, sfb on the CPU
     as {1, 2}; then the two permuted fillers on the device)."""
-    return _generate(m, n, k, g, seed, device, P.fp4_masked,
-                     lambda rows, ki: P.scales_randint(1, 3, L, rows, P.sf_k_of(ki), "cpu"))
+    return _generate(m, n, k, g, seed, device, G.fp4_masked,
+                     lambda rows, ki: G.scales_randint(1, 3, L, rows, G.sf_k_of(ki), "cpu"))
 
 
 def generate_stress_input(m, n, k, g: int, seed: int, device: str = "cuda"):
     """All 16 codes in both nibbles, wide-range scales, c poisoned with NaN; use M values that are not
     multiples of 128 (the tests do)."""
-    return _generate(m, n, k, g, seed, device, P.fp4_stress,
-                     lambda rows, ki: P.scales_stress(L, rows, P.sf_k_of(ki), "cpu"), P.poisoned_c)
+    return _generate(m, n, k, g, seed, device, G.fp4_stress,
+                     lambda rows, ki: G.scales_stress(L, rows, G.sf_k_of(ki), "cpu"), G.poisoned_c)
 
 
 def ref_kernel(data):
@@ -50,7 +51,7 @@ def ref_kernel(data):
     out = []
     for (a, b, c), (sfa, sfb), (_, _, _, n_l) in zip(abc, sf, sizes):
         for l in range(n_l):
-            (prod,) = P.block_scaled_products(a, sfa, [(b, sfb)], l)
+            (prod,) = block_scaled_products(a, sfa, [(b, sfb)], l)
             c[:, :, l] = prod.to(torch.float16)
         out.append(c)
     return out

@@ -1,12 +1,12 @@
 """Submit a problem's packaged submission to the GPU MODE leaderboard with popcorn-cli, and turn the
 reply into the same results JSON and table as the local evaluator.
 
-    python -m shared.submit PROBLEM --mode test|benchmark|leaderboard [--gpu GPU] [--kernel NAME]
+    python -m harness.submit PROBLEM --mode test|benchmark|leaderboard [--gpu GPU] [--kernel NAME]
                             [--leaderboard NAME] [--output FILE] [--json OUT] [--timeout S]
     nox -s submit -- PROBLEM --mode ...
 
 Steps: check the prerequisites (each missing one stops with one line saying what to do), package
-(shared/package.py -> dist/PROBLEM/submission.py), run
+(harness/package.py -> dist/PROBLEM/submission.py), run
 `popcorn-cli submit --leaderboard L --gpu G --mode M --no-tui -o RAW dist/PROBLEM/submission.py`
 (or `popcorn`, whichever is on PATH), then parse RAW. popcorn-cli's output has had three shapes,
 all understood here:
@@ -39,7 +39,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from shared.progress import run_with_progress
+from harness.progress import run_with_progress
 
 REPO = Path(__file__).resolve().parent.parent
 EXIT_OK, EXIT_PACKAGE, EXIT_PREREQ, EXIT_CHECK = 0, 1, 3, 112
@@ -242,7 +242,7 @@ def _from_full_json(results: list) -> dict:
 
 
 def _case(spec: str) -> dict:
-    from shared.eval import BadCase, parse_case_line
+    from harness.eval import BadCase, parse_case_line
 
     try:
         return parse_case_line(spec)
@@ -290,7 +290,7 @@ def to_results(problem, mode: str, gpu: str, parsed: dict) -> dict:
 
 
 def results_document(problem, mode: str, board: str, gpu: str, parsed: dict, result: dict, raw: Path) -> dict:
-    from shared.eval import environment
+    from harness.eval import environment
 
     env = environment("cpu")  # commit and python of the submitting checkout
     system = parsed.get("system") or {}
@@ -310,7 +310,7 @@ def results_document(problem, mode: str, board: str, gpu: str, parsed: dict, res
 
 
 def report(problem, mode: str, board: str, gpu: str, result: dict) -> str:
-    from shared import eval as ev
+    from harness import eval as ev
 
     result = {**result}
     if result["mode_run"] != mode:  # show what did run
@@ -330,7 +330,7 @@ def report(problem, mode: str, board: str, gpu: str, result: dict) -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m shared.submit", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m harness.submit", description=__doc__.split("\n\n")[0])
     p.add_argument("problem")
     p.add_argument("--mode", choices=("test", "benchmark", "leaderboard"), required=True)
     p.add_argument("--gpu", default=None, help="GPU (default: the manifest's first)")
@@ -343,8 +343,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from shared import package as pk
-    from shared import problem as P
+    from harness import package as pk
+    from harness import problem as P
 
     args = build_parser().parse_args(argv)
     try:

@@ -16,10 +16,10 @@ from pathlib import Path
 
 import torch
 
-from shared import check as chk
-from shared import problem as P
-from shared import timing as T
-from shared.progress import Progress
+from harness import check as chk
+from harness import problem as P
+from harness import timing as T
+from harness.progress import Progress
 
 CPU_MAX_TIME_NS = 2e9  # per case, on the CPU (benchmark mode's GPU budget is 10 s)
 
@@ -293,7 +293,7 @@ def run_mode(problem_name: str, impl_path: str, impl_name: str, mode: str, cases
 def measure_device(read_bytes: list[int], flush_bytes: int = 0) -> dict:
     """Ceilings for the speed of light and, per case, the time to read its input bytes once: graph
     replayed back to back, and in the leaderboard's loop (flush of `flush_bytes`, one call)."""
-    from shared import sol
+    from harness import sol
 
     ceil = sol.measure_ceilings()
     reads = [sol.read_once_us(b) for b in read_bytes] if ceil else [None] * len(read_bytes)

@@ -1,4 +1,4 @@
-"""The loader that shared/package.py copies, verbatim below this docstring, into every packaged
+"""The loader that harness/package.py copies, verbatim below this docstring, into every packaged
 submission. It is a real module only so that it is linted and tested like any other code.
 
 A packaged file defines `_BUNDLE_SOURCES = {dotted name: (repo path, is_package, source text)}`

@@ -1,13 +1,13 @@
 """The evaluator: the leaderboard's test / benchmark / leaderboard modes, run locally.
 
-    python -m shared.eval PROBLEM --mode test|benchmark|leaderboard
+    python -m harness.eval PROBLEM --mode test|benchmark|leaderboard
         [--impl NAME_OR_FILE ...] [--data leaderboard|stress] [--device cpu|cuda]
         [--case "m: 128; k: 256; l: 1; seed: 1111" ...] [--seed S] [--json OUT]
 
 An impl is any Python file that defines `custom_kernel(data)`; a bare NAME means
 problems/PROBLEM/NAME.py with '-' read as '_' (`reference`, `submission`, `bf16-predecoded`).
 Several impls are run one after another in the same invocation and tabulated side by side.
-Each impl and mode runs in a fresh spawned worker process (shared/worker.py), as on the leaderboard.
+Each impl and mode runs in a fresh spawned worker process (harness/worker.py), as on the leaderboard.
 `leaderboard` mode runs the tests first and, if they pass, the timed runs that recheck every sample.
 
 Output: a table (mean +- err per case, host us per call, this device's speed of light and the ratio;
@@ -31,8 +31,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from shared import problem as P
-from shared.timing import geometric_mean
+from harness import problem as P
+from harness.timing import geometric_mean
 
 EXIT_OK, EXIT_USAGE, EXIT_CHECK, EXIT_BAD_CASE = 0, 2, 112, 113
 REPO = Path(__file__).resolve().parent.parent
@@ -123,7 +123,7 @@ def in_worker(fn, *args):
 
 
 def run_impl(problem, impl_name, impl_path, mode, tests, benches, device, data_kind, graph=False) -> dict:
-    from shared.worker import run_mode
+    from harness.worker import run_mode
 
     if mode == "leaderboard":  # as KernelBot: the timed run happens only after the tests pass
         t = in_worker(run_mode, problem.name, impl_path, impl_name, "test", tests, device, data_kind)
@@ -295,7 +295,7 @@ def emit(lines: list[str], to_stdout: bool) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m shared.eval", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m harness.eval", description=__doc__.split("\n\n")[0])
     p.add_argument("problem", help=f"one of {', '.join(P.PROBLEM_NAMES)}")
     p.add_argument("--mode", choices=("test", "benchmark", "leaderboard"), default="test")
     p.add_argument("--impl", nargs="+", default=["submission"], help="names or .py files (default: submission)")
@@ -361,7 +361,7 @@ def run(args) -> int:
               + (" (CPU wall clock, no L2 flush: figures are not GPU timings)" if device == "cpu" else ""),
               file=sys.stderr)
         if device == "cuda":
-            from shared.worker import measure_device
+            from harness.worker import measure_device
 
             device_info = in_worker(measure_device, [problem.reference.cost(**c)[0] for c in cases],
                                     problem.timing["flush_bytes"])
@@ -403,7 +403,7 @@ def run(args) -> int:
 
 def annotate(problem, result: dict, cases: list[dict], device_info: dict | None) -> None:
     """Add speed of light and read-once figures to each timed case, and the score."""
-    from shared import sol
+    from harness import sol
 
     if result["mode_run"] == "test":
         return

@@ -1,10 +1,10 @@
 """Committed results for people.
 
-    python -m shared.report results/*.json                 the evaluator's table, per file
-    python -m shared.report --plot OUT.png results/*.json  one picture: a panel per problem, each impl's
+    python -m harness.report results/*.json                 the evaluator's table, per file
+    python -m harness.report --plot OUT.png results/*.json  one picture: a panel per problem, each impl's
                                                            time per case as a multiple of the case's
                                                            speed of light (the newest file per problem)
-    python -m shared.report --summary                      results/summary.png from the newest file per
+    python -m harness.report --summary                      results/summary.png from the newest file per
                                                            problem in results/ (what `nox -s report` runs)
 """
 
@@ -13,8 +13,8 @@ from __future__ import annotations
 import json
 import sys
 
-from shared import eval as E
-from shared import problem as P
+from harness import eval as E
+from harness import problem as P
 
 
 def render(path: str) -> str:
@@ -104,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
     import glob
     import os
 
-    p = argparse.ArgumentParser(prog="python -m shared.report", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m harness.report", description=__doc__.split("\n\n")[0])
     p.add_argument("paths", nargs="*", help="results JSON files")
     p.add_argument("--plot", metavar="OUT.png", help="draw the newest file per problem into OUT.png")
     p.add_argument("--summary", action="store_true", help=f"draw {SUMMARY} from the newest results/ files")

@@ -1,7 +1,7 @@
 """The single-file packager: one problem's submission plus the project code it imports, as the
 one Python file that popcorn-cli uploads to a GPU MODE leaderboard.
 
-    python -m shared.package PROBLEM [--kernel NAME] [--gpu GPU] [--leaderboard NAME] [-o OUT]
+    python -m harness.package PROBLEM [--kernel NAME] [--gpu GPU] [--leaderboard NAME] [-o OUT]
     nox -s package -- PROBLEM [...]                 (default output: dist/PROBLEM/submission.py)
 
 The entry is problems/PROBLEM/submission.py (`--kernel NAME`: problems/PROBLEM/NAME.py, or a .py
@@ -13,7 +13,7 @@ dependency order, each marked by a comment naming its source file. Third-party i
 
 How modules are inlined (the choice and why). Each project module is kept verbatim as a string and
 executed, on its first import, in its own module namespace by a small loader
-(shared/bundle_loader.py, copied into the output); its `__builtins__.__import__` serves project
+(harness/bundle_loader.py, copied into the output); its `__builtins__.__import__` serves project
 names from the bundle, so `from shared.nvfp4 import decode_e2m1` keeps working unchanged. The
 alternative, plain text concatenation with project imports deleted, puts every module in one
 namespace: two modules defining the same private name (`_cache`, `Config`) would silently
@@ -30,6 +30,7 @@ CuTe DSL 4.3 (the runner's) re-imports a `@cute.jit` function's module imports b
 Refusals, each naming the file and line (and nothing is written):
 - the substring "stream" in any case, anywhere in the output text (the leaderboard rejects such
   files at upload; inlined modules, comments and docstrings included);
+- an import of the harness (`harness.*`): a submission contains only the kit (`shared/`) and `problems/`;
 - a project import that cannot be resolved to a file of the repository (or a name a project
   package does not define), and dynamic imports (`importlib.import_module`, `__import__`) of
   project modules, which the packager cannot follow;
@@ -56,7 +57,9 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 PROJECT_PACKAGES = ("shared", "problems")
-LOADER = REPO / "shared" / "bundle_loader.py"
+# The harness (evaluator, timing, packager, ...) judges submissions and is never part of one.
+HARNESS_PACKAGES = ("harness",)
+LOADER = REPO / "harness" / "bundle_loader.py"
 LEADERBOARD_LOCK = REPO / "locks" / "leaderboard.txt"
 
 # Third-party import names the leaderboard runner provides besides the lock's distributions
@@ -210,9 +213,18 @@ def _scan_imports(module: Module, tree: ast.AST, repo: Path, findings: list[Find
             module.deps.add(sub)
         return True
 
+    def harness(name: str, line: int) -> bool:
+        if name.partition(".")[0] not in HARNESS_PACKAGES:
+            return False
+        findings.append(Finding(module.path, line, f"imports the harness module {name!r}: a submission may "
+                                                   "contain only the kit (shared/) and problems/"))
+        return True
+
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             for a in node.names:
+                if harness(a.name, node.lineno):
+                    continue
                 if _is_project(a.name):
                     need(a.name, node.lineno)
                 else:
@@ -221,6 +233,8 @@ def _scan_imports(module: Module, tree: ast.AST, repo: Path, findings: list[Find
             target = _resolve_relative(module, node.level, node.module) if node.level else node.module
             if node.level and not target:
                 findings.append(Finding(module.path, node.lineno, "relative import beyond the top-level package"))
+                continue
+            if harness(target, node.lineno):
                 continue
             if not _is_project(target):
                 module.third_party.append((target.partition(".")[0], node.lineno, node.lineno in guarded))
@@ -246,7 +260,7 @@ def _scan_imports(module: Module, tree: ast.AST, repo: Path, findings: list[Find
                 head = literal if literal is not None else (
                     arg.values[0].value if isinstance(arg, ast.JoinedStr) and arg.values
                     and isinstance(arg.values[0], ast.Constant) else "")
-                if literal is None or _is_project(head):
+                if literal is None or _is_project(head) or head.partition(".")[0] in HARNESS_PACKAGES:
                     findings.append(Finding(module.path, node.lineno,
                                             f"dynamic import {ast.unparse(arg)}: the packager cannot follow it "
                                             "(use an import statement)"))
@@ -399,7 +413,7 @@ def exported_names(module: Module) -> list[str]:
 
 
 def loader_source() -> str:
-    """shared/bundle_loader.py without its module docstring."""
+    """harness/bundle_loader.py without its module docstring."""
     text = LOADER.read_text(encoding="utf-8")
     doc = ast.parse(text).body[0]
     lines = text.splitlines(True)
@@ -475,11 +489,11 @@ def package(problem: str, kernel: str | None = None, gpu: str | None = None, lea
     out = [
         f"#!POPCORN leaderboard {board}",
         f"#!POPCORN gpu {gpu}",
-        f"# Single-file submission for {board} ({gpu}), generated by shared/package.py",
+        f"# Single-file submission for {board} ({gpu}), generated by harness/package.py",
         f"# (nox -s package -- {problem}) from {entry_path} and the {len(order) - 1} project modules it",
         "# imports. Do not edit: edit those files and package again.",
         "# Each module is kept verbatim as a string, dependencies first, and runs on its first import in",
-        "# its own namespace (the loader after the modules: shared/bundle_loader.py). Modules:",
+        "# its own namespace (the loader after the modules: harness/bundle_loader.py). Modules:",
         *[f"#   {modules[n].path}" for n in order],
         "",
         "_BUNDLE_SOURCES = {}",
@@ -494,7 +508,7 @@ def package(problem: str, kernel: str | None = None, gpu: str | None = None, lea
         out.append(f"_BUNDLE_SOURCES[{name!r}] = ({m.path!r}, {m.is_package}, {literal})")
         spans.append((first, literal.count("\n") + 1, m.path))
         out.append("")
-    out.append("# ---- loader: shared/bundle_loader.py " + "-" * 57)
+    out.append("# ---- loader: harness/bundle_loader.py " + "-" * 57)
     out.append(loader_source().rstrip("\n"))
     out.append("")
     out.append("")
@@ -525,7 +539,7 @@ def write(problem: str, out: Path | None = None, **kw) -> tuple[Path, Packaged]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m shared.package", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m harness.package", description=__doc__.split("\n\n")[0])
     p.add_argument("problem")
     p.add_argument("--kernel", default=None, help="entry module: problems/PROBLEM/NAME.py or a .py path "
                                                   "(default: submission)")

@@ -137,12 +137,12 @@ def read_once_us(nbytes: int, reps: int = 50) -> float | None:
 
 def read_once_loop_us(nbytes: int, flush_bytes: int, max_repeats: int = 100) -> float | None:
     """Mean time of the same streaming read, one call per sample after an L2 flush of `flush_bytes`,
-    with the leaderboard's stopping rule (shared.timing): what a perfect memory-bound kernel would
+    with the leaderboard's stopping rule (harness.timing): what a perfect memory-bound kernel would
     score, launch and cold-cache start included. None without CUDA or Triton."""
     kernel = read_kernel()
     if kernel is None or not torch.cuda.is_available():
         return None
-    from shared import timing
+    from harness import timing
 
     props = torch.cuda.get_device_properties(0)
     buf = torch.randint(-9, 9, (max(nbytes // 4, 1),), dtype=torch.int32, device="cuda")
