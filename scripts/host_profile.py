@@ -26,7 +26,7 @@ import torch  # noqa: E402
 from harness import problem as P  # noqa: E402
 from harness import timing as T  # noqa: E402
 from harness.worker import install_task_module  # noqa: E402
-from shared.cute import runtime  # noqa: E402
+from shared.cute import host  # noqa: E402
 
 
 def main(argv=None) -> int:
@@ -99,11 +99,11 @@ def parts_of(name: str, case: dict, seed: int) -> dict:
         fresh = lambda: sub._identity(data)  # noqa: E731
     else:
         tensors = seen.tensors
-        fresh = lambda: runtime.identity_key(data)  # noqa: E731
+        fresh = lambda: host.identity_key(data)  # noqa: E731
     return {
         "custom_kernel": lambda: sub.custom_kernel(data),
         "seen(data): unchanged?": lambda: sub._prepared.seen(data),
-        f"tensor_state ({len(tensors)} tensors)": lambda: runtime.tensor_state(tensors),
+        f"tensor_state ({len(tensors)} tensors)": lambda: host.tensor_state(tensors),
         "identity key (a new tuple)": fresh,
         "prepared launch": seen.call,
     }

@@ -5,6 +5,10 @@ A refactor of kernel code proves itself by byte-identical PTX before and after:
     python -m scripts.ptx_fingerprint --json results/ptx/BEFORE.json       # on the old commit
     python -m scripts.ptx_fingerprint --compare results/ptx/BEFORE.json    # on the new one: exit 1 on a change
 
+Where a change must alter the PTX text but not the machine code (say `ld.shared.v4.u32` becoming
+`.b32`), `--sass` also hashes the SASS that cuobjdump prints for the kept cubin, and `--compare`
+reports such a job as "PTX changed, SASS identical" (still a difference: exit 1).
+
 Jobs: each sm90 GEMM-family config in the problems' candidate tables, the grouped kernels' configs
 and descriptor builder, and each GEMV static key that a manifest case compiles, for sm_90a and
 sm_100a. `--keep DIR` leaves the PTX files there for a diff.
@@ -38,7 +42,7 @@ def jobs():
     import cutlass
     import cutlass.cute as cute
 
-    from shared.cute.runtime import compile_arch, null_ptr
+    from shared.cute.host import compile_arch, null_ptr
 
     out = []
     # sm90 GEMM family: every candidate config of gemm and dual_gemm
@@ -46,7 +50,7 @@ def jobs():
     from problems.dual_gemm.kernel_sm90 import DualGemmSm90
     from problems.gemm.config import SM90_CANDIDATES as GEMM_CANDIDATES
     from problems.gemm.kernel_sm90 import GemmSm90
-    from shared.cute.sm90_blockscaled_mainloop import compile_sm90
+    from shared.cute.host import compile_sm90
 
     for name, cfg in GEMM_CANDIDATES.items():
         out.append((f"sm90/gemm/{name}", lambda o, c=cfg: compile_sm90(GemmSm90, c, o)))
@@ -113,7 +117,22 @@ def _cfg_name(cfg) -> str:
     return "_".join(f"{f.name}{getattr(cfg, f.name)}" for f in fields(cfg))
 
 
-def fingerprint(keep: Path | None = None, only: str | None = None) -> dict[str, str]:
+def sass_text(cubin: Path) -> str:
+    """The cubin's SASS as cuobjdump prints it, without the lines that name the file."""
+    import subprocess
+
+    sys.path.insert(0, str(ROOT / "tests"))
+    from cuda_tools import find_tool
+
+    tool = find_tool("cuobjdump")
+    if tool is None:
+        raise SystemExit("--sass needs cuobjdump (pip install nvidia-cuda-cuobjdump)")
+    out = subprocess.run([tool, "-sass", str(cubin)], capture_output=True, text=True, check=True).stdout
+    return "\n".join(line for line in out.splitlines() if not line.startswith("Fatbin") and "code for" not in line)
+
+
+def fingerprint(keep: Path | None = None, only: str | None = None, sass: bool = False) -> dict[str, str]:
+    """{job: sha256 of its PTX} and, with sass, {job + " sass": sha256 of its SASS}."""
     result = {}
     todo = [(n, b) for n, b in jobs() if only is None or only in n]
     t0 = time.time()
@@ -121,12 +140,15 @@ def fingerprint(keep: Path | None = None, only: str | None = None) -> dict[str, 
         for i, (name, build) in enumerate(todo, 1):
             d = Path(tmp) / name.replace("/", "__")
             d.mkdir(parents=True)
-            build(f"--keep-ptx --dump-dir {d}")
+            build(f"--keep-ptx {'--keep-cubin ' if sass else ''}--dump-dir {d}")
             ptx = glob.glob(str(d / "*.ptx"))
             if len(ptx) != 1:
                 raise SystemExit(f"{name}: expected one .ptx in {d}, found {len(ptx)}")
             text = Path(ptx[0]).read_bytes()
             result[name] = hashlib.sha256(text).hexdigest()
+            if sass:
+                (cubin,) = glob.glob(str(d / "*.cubin"))
+                result[name + " sass"] = hashlib.sha256(sass_text(Path(cubin)).encode()).hexdigest()
             if keep:
                 keep.mkdir(parents=True, exist_ok=True)
                 (keep / (name.replace("/", "__") + ".ptx")).write_bytes(text)
@@ -141,8 +163,9 @@ def main(argv=None) -> int:
     ap.add_argument("--compare", type=Path, help="compare with an earlier --json file; exit 1 on any difference")
     ap.add_argument("--keep", type=Path, help="keep the PTX files in this folder")
     ap.add_argument("--only", help="only jobs whose name contains this")
+    ap.add_argument("--sass", action="store_true", help="also hash each kernel's SASS (cuobjdump)")
     args = ap.parse_args(argv)
-    got = fingerprint(args.keep, args.only)
+    got = fingerprint(args.keep, args.only, args.sass)
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(got, indent=1, sort_keys=True) + "\n")
@@ -154,9 +177,11 @@ def main(argv=None) -> int:
     if args.only:
         want = {n: h for n, h in want.items() if args.only in n}
     rows = []
-    for name in sorted(set(want) | set(got)):
+    for name in sorted(n for n in set(want) | set(got) if not n.endswith(" sass")):
         a, b = want.get(name), got.get(name)
         verdict = "identical" if a == b else "missing now" if b is None else "new" if a is None else "CHANGED"
+        if verdict == "CHANGED" and want.get(name + " sass") and want.get(name + " sass") == got.get(name + " sass"):
+            verdict = "PTX changed, SASS identical"
         rows.append((name, verdict))
     width = max(len(n) for n, _ in rows)
     for name, verdict in rows:

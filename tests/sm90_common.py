@@ -33,7 +33,7 @@ def artifacts(kernel_cls, config, dump_root: Path):
     import cutlass.cute as cute
     from cutlass import Float16, Int32, Uint8
 
-    from shared.cute.runtime import compile_arch, null_ptr
+    from shared.cute.host import compile_arch, null_ptr
 
     key = (kernel_cls.__name__, config)
     if key not in _ARTIFACTS:

@@ -16,7 +16,7 @@ import yaml
 
 from problems.gemv import submission
 from problems.gemv.config import GemvConfig, choose_sm90, choose_sm100, fits, lanes_per_row, tile_rows
-from shared.cute.runtime import device_arch
+from shared.cute.host import device_arch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MANIFEST = os.path.join(HERE, "..", "problems", "gemv", "manifest.yaml")
@@ -62,7 +62,7 @@ def _compile(arch: str, m: int, k: int, l: int, tmp_path):
     import cutlass
     import cutlass.cute as cute
 
-    from shared.cute.runtime import null_ptr
+    from shared.cute.host import null_ptr
 
     if arch == "sm_90a":
         from problems.gemv.kernel_sm90 import GemvSm90 as Kernel

@@ -39,7 +39,7 @@ try:
     if problem == "gemv":
         import cutlass
         import cutlass.cute as cute
-        kmod, cmod, rt = load("problems.gemv.kernel_sm100"), load("problems.gemv.config"), load("shared.cute.runtime")
+        kmod, cmod, rt = load("problems.gemv.kernel_sm100"), load("problems.gemv.config"), load("shared.cute.host")
         m, k, l, sms = 7168, 16384, 1, 148  # a benchmark shape; a B200 has 148 SMs
         kern = kmod.GemvSm100(cmod.choose_sm100(m, k, l, sms), m, k, l, sms=sms)
         u8 = rt.null_ptr(cutlass.Uint8)
@@ -114,7 +114,7 @@ def test_packaged_sm100_kernel_compiles(problem, tmp_path):
 
 
 def test_the_dsl_has_the_launch_halves_the_prepared_launch_uses():
-    """shared.cute.runtime.bind_compiled splits a compiled function's call into the DSL's own halves
+    """shared.cute.host.bind_compiled splits a compiled function's call into the DSL's own halves
     (marshal once, then one C call per launch). Those are internals; this names each one it uses, in
     the installed DSL: 4.8.1 under `nox -s test`, the runner's 4.3.5 under `nox -s runner_dsl`. Should a
     DSL drop one, bind_compiled falls back to the plain call (correct, slower) and this test says so."""

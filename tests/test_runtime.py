@@ -1,4 +1,4 @@
-"""Host glue of the CuTe DSL kernels (shared/cute/runtime.py) that runs without a GPU."""
+"""Host glue of the CuTe DSL kernels (shared/cute/host.py) that runs without a GPU."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from shared.cute.runtime import PreparedCalls, PreparedLaunch, call_prepared, device_arch, tensor_key
+from shared.cute.host import PreparedCalls, PreparedLaunch, call_prepared, device_arch, tensor_key
 
 
 class FakeExecutor:
@@ -94,7 +94,7 @@ def test_tensor_key_tells_apart_address_shape_strides_and_dtype():
 
 
 def test_call_prepared_keeps_kernel_launches_only_and_checks_only_on_a_miss(monkeypatch):
-    from shared.cute import runtime
+    from shared.cute import host as runtime
 
     monkeypatch.setattr(runtime, "device_arch", lambda device: "sm90")
     cache, prepared, launched = PreparedCalls(), [], []
@@ -120,7 +120,7 @@ def test_call_prepared_keeps_kernel_launches_only_and_checks_only_on_a_miss(monk
 
 def _counting(monkeypatch):
     """call_prepared with the arch fixed, counting prepare() calls and the keys built on the way."""
-    from shared.cute import runtime
+    from shared.cute import host as runtime
 
     monkeypatch.setattr(runtime, "device_arch", lambda device: "sm90")
     counts = {"prepared": 0, "identity_key": 0, "tensor_key": 0}
@@ -187,7 +187,7 @@ def test_the_same_tuple_with_a_changed_tensor_is_looked_up_again(monkeypatch, ch
 
 
 def test_a_remembered_argument_sees_changes_of_its_lists():
-    from shared.cute.runtime import Remembered, _lists_in
+    from shared.cute.host import Remembered, _lists_in
 
     a, b = torch.zeros(2), torch.zeros(3)
     data = ([(a, b)], [(1, 2)])

@@ -119,7 +119,7 @@ def _scale_offsets(sf_ptr: cute.Pointer, ab_ptr: cute.Pointer, out: cutlass.Cons
 
 def test_scale_view_is_the_leaderboard_permuted_layout():
     """The CuTe view the kernels put over sf*_permuted addresses byte S.blocked_offset(i, k/16, b)."""
-    from shared.cute.runtime import null_ptr
+    from shared.cute.host import null_ptr
 
     offsets = []
     cute.compile(_scale_offsets, null_ptr(bs.SF_DTYPE), null_ptr(bs.AB_DTYPE), offsets)

@@ -39,7 +39,7 @@ from problems.dual_gemm import kernel_sm100 as dual_k  # noqa: E402
 from problems.gemm import kernel_sm100 as gemm_k  # noqa: E402
 from shared import scales as S  # noqa: E402
 from shared.cute import sm100_blockscaled as bs  # noqa: E402
-from shared.cute.runtime import compile_arch, null_ptr  # noqa: E402
+from shared.cute.host import compile_arch, null_ptr  # noqa: E402
 from tests.sm100_common import KERNELS, NUM_B, artifacts, cases, sass_and_resources  # noqa: E402
 
 # ----------------------------------------------------------------------------- independent facts

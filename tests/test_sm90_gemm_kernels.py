@@ -1,5 +1,5 @@
 """Hopper (sm_90a) block-scaled GEMM and fused dual GEMM kernels (one mainloop, shared/cute/
-sm90_blockscaled_mainloop.py): compiled and inspected on the CPU, run on an sm_90 GPU.
+sm90_gemm.py): compiled and inspected on the CPU, run on an sm_90 GPU.
 
 CPU tier: every candidate config (split-K and swapped roles included) compiles for sm_90a; PTX has
 16 fp16 wgmma per stage and B operand, one TMA load per operand and scale tensor, the exact
@@ -26,7 +26,7 @@ cutlass = pytest.importorskip("cutlass", reason="nvidia-cutlass-dsl is not insta
 
 from harness.check import check_tensor  # noqa: E402
 from harness.problem import load_problem  # noqa: E402
-from shared.cute.sm90_blockscaled_mainloop import launch_sm90  # noqa: E402
+from shared.cute.host import launch_sm90  # noqa: E402
 from tests import sm90_common as C  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
@@ -90,7 +90,7 @@ def test_e4m3_route_decode_is_exact_for_every_code_and_scale():
     ml_dtypes = pytest.importorskip("ml_dtypes")
     import numpy as np
 
-    from shared.cute.sm90_blockscaled_mainloop import PAIR_NIBBLES, e4m3_bytes_of_codes
+    from shared.cute.fp4_decode import PAIR_NIBBLES, e4m3_bytes_of_codes
     from shared.nvfp4 import decode_e2m1
 
     e4m3 = np.arange(256, dtype=np.uint8).view(ml_dtypes.float8_e4m3fn).astype(np.float64)
@@ -118,10 +118,9 @@ def test_e4m3_route_decode_is_exact_for_every_code_and_scale():
 
 def test_split_k_needs_an_even_number_of_k_tiles_and_room_for_the_sums():
     from problems.dual_gemm.config import SM90_WIDE_SPLIT2
-    from shared.cute.sm90_blockscaled_mainloop import Sm90BlockScaledGemm
 
-    assert Sm90BlockScaledGemm.shape_error(256, 512, 512, 1, SM90_WIDE_SPLIT2) is None
-    assert "splits=2" in Sm90BlockScaledGemm.shape_error(256, 512, 768, 1, SM90_WIDE_SPLIT2)
+    assert SM90_WIDE_SPLIT2.shape_error(256, 512, 512, 1) is None
+    assert "splits=2" in SM90_WIDE_SPLIT2.shape_error(256, 512, 768, 1)
     with pytest.raises(ValueError, match="splits must be 1 or 2"):
         replace(SM90_WIDE_SPLIT2, splits=3).check(2)
     assert SM90_WIDE_SPLIT2.reduce_bytes(2) <= SM90_WIDE_SPLIT2.staging_bytes(2)
@@ -154,13 +153,12 @@ def test_ring_checks_reject_configs_that_would_deadlock_or_overflow_shared_memor
 def test_swapped_roles_tile_n_by_the_shared_memory_rows():
     """swap_ab: A in registers (64 rows per consumer warpgroup), B1/B2 in shared memory (smem_rows)."""
     from problems.dual_gemm.config import SM90_WIDE_SWAP
-    from shared.cute.sm90_blockscaled_mainloop import Sm90BlockScaledGemm
 
     assert (SM90_WIDE_SWAP.tile_m, SM90_WIDE_SWAP.tile_n) == (128, 96)
     assert SM90_WIDE_SWAP.operands(2) == (2, 1)
-    assert Sm90BlockScaledGemm.shape_error(512, 3072, 7168, 1, SM90_WIDE_SWAP) is None
-    assert Sm90BlockScaledGemm.shape_error(512, 4096, 7168, 1, SM90_WIDE_SWAP) is None  # last N tile partial
-    assert "tile_m=128" in Sm90BlockScaledGemm.shape_error(192, 3072, 7168, 1, SM90_WIDE_SWAP)
+    assert SM90_WIDE_SWAP.shape_error(512, 3072, 7168, 1) is None
+    assert SM90_WIDE_SWAP.shape_error(512, 4096, 7168, 1) is None  # last N tile partial
+    assert "tile_m=128" in SM90_WIDE_SWAP.shape_error(192, 3072, 7168, 1)
     # two 96-row S operands per decoded slot: five slots is all that fits beside the packed rings
     assert SM90_WIDE_SWAP.smem_bytes(2) <= 227 * 1024 < replace(SM90_WIDE_SWAP, a_slots=6).smem_bytes(2)
     with pytest.raises(ValueError, match="smem_rows must be a multiple of 8"):
@@ -177,9 +175,10 @@ def test_every_manifest_shape_is_taken_by_the_kernel(problem):
 def test_only_the_r_side_needs_whole_tiles():
     """The S side (M, or N with swap_ab) may end in a partial tile; the R side may not."""
     from problems.dual_gemm.config import SM90_WIDE, SM90_WIDE_104, SM90_WIDE_SWAP
-    from shared.cute.sm90_blockscaled_mainloop import Sm90BlockScaledGemm
 
-    err = Sm90BlockScaledGemm.shape_error
+    def err(m, n, k, l, config):
+        return config.shape_error(m, n, k, l)
+
     assert err(512, 3072, 7168, 1, SM90_WIDE_104) is None  # five 104-row tiles, the last with 96
     assert err(200, 256, 512, 1, SM90_WIDE) is None and err(40, 256, 512, 1, SM90_WIDE) is None
     assert "tile_n=128" in err(256, 200, 512, 1, SM90_WIDE)
@@ -224,7 +223,8 @@ def test_portable_path_matches_reference_on_cpu(problem):
 @pytest.mark.parametrize("problem", KERNELS)
 def test_submission_has_no_forbidden_word(problem):
     for f in (f"problems/{problem}/submission.py", f"problems/{problem}/kernel_sm90.py",
-              f"problems/{problem}/config.py", "shared/cute/sm90_blockscaled_mainloop.py"):
+              f"problems/{problem}/config.py", "shared/cute/sm90_gemm.py", "shared/cute/sm90_config.py",
+              "shared/cute/ptx.py", "shared/cute/fp4_decode.py", "shared/cute/host.py"):
         assert "str" "eam" not in (REPO / f).read_text().lower(), f
 
 

@@ -115,7 +115,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from shared.cute.sm90_blockscaled_mainloop import K_TILE, Sm90Config
+from shared.cute.sm90_config import K_TILE, Sm90Config
 
 SMS = 132  # H100 SXM
 

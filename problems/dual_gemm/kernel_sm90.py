@@ -6,7 +6,7 @@ silu(acc1) * acc2 is formed in registers and stored once as fp16.
 
 Mainloop (TMA producer warp, A-decoder warps, consumer warpgroups with B1/B2 decoded straight into
 wgmma register fragments, or with `swap_ab` the roles swapped; exact FP4 x E4M3 -> fp16, fp16 wgmma
-with fp32 accumulation) is shared with `gemm` and described in shared/cute/sm90_blockscaled_mainloop.py.
+with fp32 accumulation) is shared with `gemm` and described in shared/cute/sm90_gemm.py.
 
 Constraints (can_implement): L = 1, K % 256 == 0, N % tile_n == 0 (M % tile_m == 0 with swap_ab; the
 other side may end in a partial tile), the leaderboard layouts. Run and time:
@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import cutlass.cute as cute
 
-from shared.cute.sm90_blockscaled_mainloop import Sm90BlockScaledGemm, Sm90Config, fast_silu_mul
+from shared.cute.ptx import fast_silu_mul
+from shared.cute.sm90_config import Sm90Config
+from shared.cute.sm90_gemm import Sm90BlockScaledGemm
 
 
 class DualGemmSm90(Sm90BlockScaledGemm):
@@ -34,7 +36,7 @@ def prepare(data, config: Sm90Config | None = None):
     """The leaderboard tuple checked and bound to the compiled kernel; calling the result launches
     (c written in place)."""
     from problems.dual_gemm.config import choose_sm90
-    from shared.cute.sm90_blockscaled_mainloop import prepare_sm90
+    from shared.cute.host import prepare_sm90
 
     a, b1, b2, sfa, sfb1, sfb2, _, _, _, c = data
     if config is None:

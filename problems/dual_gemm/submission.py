@@ -10,7 +10,7 @@ A CUDA shape the kernel cannot tile (L != 1, K % 256, N % 64) takes the portable
 exact up to fp32 summation order, i.e. it meets the leaderboard tolerance like the reference does.
 Wrong dtypes or inconsistent shapes raise TypeError / ValueError naming the tensor.
 Kernels compile on first use per config and are cached for the life of the process; the checks and
-the launch's marshalled arguments are kept per distinct tensors (shared.cute.runtime.call_prepared), so a
+the launch's marshalled arguments are kept per distinct tensors (shared.cute.host.call_prepared), so a
 repeat call costs little more than the launch.
 """
 
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import torch
 
-from shared.cute.runtime import PreparedCalls, call_prepared, device_arch
+from shared.cute.host import PreparedCalls, call_prepared, device_arch
 from shared.inputs import check_block_scaled
 from shared.refmath import block_scaled_products
 

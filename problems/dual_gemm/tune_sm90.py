@@ -128,7 +128,7 @@ def main():
         cls = kmod.DualGemmSm90 if problem == "dual_gemm" else kmod.GemmSm90
         for name in names:
             t0 = time.time()
-            from shared.cute.sm90_blockscaled_mainloop import compile_sm90
+            from shared.cute.host import compile_sm90
 
             compile_sm90(cls, cands[name])
             print(f"[{problem}] compiled {name} {cands[name]} in {time.time() - t0:.1f}s", flush=True)

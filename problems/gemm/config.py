@@ -90,7 +90,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from shared.cute.sm90_blockscaled_mainloop import K_TILE, Sm90Config
+from shared.cute.sm90_config import K_TILE, Sm90Config
 
 _COMMON = dict(n_dwg=2, producer_regs=56, a_batch=4, a_slots=8)
 # 64 rows of B per consumer warpgroup x 128 rows of A per CTA.

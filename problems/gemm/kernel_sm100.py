@@ -60,7 +60,7 @@ import cutlass.pipeline as pipeline
 from cutlass.cute.nvgpu import cpasync
 
 from shared.cute import sm100_blockscaled as bs
-from shared.cute.runtime import CompileCache
+from shared.cute.host import CompileCache
 
 B200_SM_COUNT = 148
 

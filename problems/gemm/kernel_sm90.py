@@ -3,7 +3,7 @@
 FP4 values and E4M3 scales are decoded exactly to fp16 inside the kernel (B straight into wgmma
 register fragments, A once per CTA into a swizzled shared-memory ring) and multiplied with fp16
 wgmma into fp32 accumulators; the epilogue rounds once to fp16. The mainloop is shared with
-`dual_gemm` and described in shared/cute/sm90_blockscaled_mainloop.py.
+`dual_gemm` and described in shared/cute/sm90_gemm.py.
 
 Constraints (can_implement): L = 1, K % 256 == 0, N % tile_n == 0 (M any: its last tile may be
 partial), the leaderboard layouts. Run and time: `python problems/dual_gemm/tune_sm90.py gemm` on an H100.
@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import cutlass.cute as cute
 
-from shared.cute.sm90_blockscaled_mainloop import Sm90BlockScaledGemm, Sm90Config
+from shared.cute.sm90_config import Sm90Config
+from shared.cute.sm90_gemm import Sm90BlockScaledGemm
 
 
 class GemmSm90(Sm90BlockScaledGemm):
@@ -30,7 +31,7 @@ def prepare(data, config: Sm90Config | None = None):
     """The leaderboard tuple checked and bound to the compiled kernel; calling the result launches
     (c written in place)."""
     from problems.gemm.config import choose_sm90
-    from shared.cute.sm90_blockscaled_mainloop import prepare_sm90
+    from shared.cute.host import prepare_sm90
 
     a, b, sfa, sfb, _, _, c = data
     if config is None:

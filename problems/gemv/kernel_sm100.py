@@ -47,6 +47,8 @@ from shared.cute.fp4_decode import (
     e2m1x8_to_f16x8,
     e4m3x2_to_f32x2,
     f16x2_sum_f32,
+)
+from shared.cute.ptx import (
     hfma2,
     ld_shared_v2_f32,
     ld_shared_v4,

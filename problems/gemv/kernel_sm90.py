@@ -62,6 +62,8 @@ from shared.cute.fp4_decode import (
     dot_e2m1x8_s8,
     e2m1x8_to_s8x8,
     e4m3x2_to_f32x2,
+)
+from shared.cute.ptx import (
     ld_global_nc_u16,
     ld_global_nc_v4,
     ld_shared_f32,

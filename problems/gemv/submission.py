@@ -10,7 +10,7 @@ Wrong dtypes or inconsistent shapes raise TypeError / ValueError naming the tens
 
 A kernel is compiled on first use for its static key (arch, M, K, L, vector rows, config, SMs)
 and cached for the life of the process; the checks and the launch's marshalled arguments are kept per
-distinct tensors (shared.cute.runtime.call_prepared), so a repeat call costs little more than the launch.
+distinct tensors (shared.cute.host.call_prepared), so a repeat call costs little more than the launch.
 Importing this module needs no GPU and compiles nothing.
 """
 
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import torch
 
-from shared.cute.runtime import CompileCache, PreparedCalls, call_prepared, device_arch
+from shared.cute.host import CompileCache, PreparedCalls, call_prepared, device_arch
 from shared.inputs import check_block_scaled
 from shared.refmath import block_scaled_products
 
@@ -66,7 +66,7 @@ def _kernel_for(arch: str, m: int, k: int, l: int, b_rows: int, device: torch.de
         import cutlass
         import cutlass.cute as cute
 
-        from shared.cute.runtime import null_ptr
+        from shared.cute.host import null_ptr
 
         kern = Kernel(cfg, m, k, l, sms=sms, b_rows=b_rows)
         u8 = null_ptr(cutlass.Uint8)
@@ -98,7 +98,7 @@ def _prepare(data):
         return lambda: portable(data)
     import cutlass
 
-    from shared.cute.runtime import PreparedLaunch, gmem_ptr
+    from shared.cute.host import PreparedLaunch, gmem_ptr
 
     u8 = cutlass.Uint8
     ins = [gmem_ptr(a, u8), gmem_ptr(b, u8), gmem_ptr(sfa, u8), gmem_ptr(sfb, u8)]

@@ -81,7 +81,7 @@ def compile_cfg(cfg, m, k, l, sms, kernel_cls=None):
     import cutlass.cute as cute
 
     from problems.gemv.kernel_sm90 import GemvSm90
-    from shared.cute.runtime import null_ptr
+    from shared.cute.host import null_ptr
 
     kern = (kernel_cls or GemvSm90)(cfg, m, k, l, sms=sms)
     u8 = null_ptr(cutlass.Uint8)
@@ -91,7 +91,7 @@ def compile_cfg(cfg, m, k, l, sms, kernel_cls=None):
 def launch(fn, data):
     import cutlass
 
-    from shared.cute.runtime import gmem_ptr
+    from shared.cute.host import gmem_ptr
 
     a, b, sfa, sfb, _, _, c = data
     u8 = cutlass.Uint8

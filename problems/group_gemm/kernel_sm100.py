@@ -15,7 +15,7 @@ Algorithm
   * Metadata: one int64 row of META_COLS per group - addresses of a, b, sfa_reordered, sfb_reordered,
     c; M, N, K; M tiles, first tile, K blocks - built on the host once per distinct set of tensors
     (`GroupedLaunch`), copied to the GPU once and kept with the prepared launch, so a repeat call is
-    one C call into the launcher (shared/cute/runtime.py PreparedLaunch).
+    one C call into the launcher (shared/cute/host.py PreparedLaunch).
   * TMA descriptors per group, rewritten on the device (the scheme of NVIDIA's CuTe DSL example
     blackwell/.../grouped_blockscaled_gemm.py): the kernel parameters carry descriptors for one group
     (the first non-empty one); the TMA warp copies them into shared memory once, and whenever its next
@@ -80,7 +80,7 @@ import cutlass.cute as cute
 import cutlass.pipeline as pipeline
 
 from shared.cute import sm100_blockscaled as bs
-from shared.cute.runtime import CompileCache
+from shared.cute.host import CompileCache
 
 # CuTe DSL 4.8 moved the descriptor helper to cutlass.tensor_utils (the cutlass.utils name warns
 # there); 4.3.5, the leaderboard runner's, only has cutlass.utils.
@@ -497,7 +497,7 @@ def compile_for(config: GroupGemmSm100Config | None = None, arch: str = "sm_100a
     """Compile (once per config, arch and options) the kernel; no GPU needed. Problem sizes, group
     count and addresses are runtime values, so one binary serves every problem of a config.
     `options` are extra cute.compile flags (e.g. "--keep-ptx --keep-cubin --dump-dir DIR")."""
-    from shared.cute.runtime import compile_arch, null_ptr
+    from shared.cute.host import compile_arch, null_ptr
 
     config = config or GroupGemmSm100Config()
     config.mainloop()  # ValueError for a config that does not fit
@@ -547,7 +547,7 @@ def prepare(data, sizes):
     caller takes the portable path). `sizes` come from shared.inputs.check_grouped."""
     import torch
 
-    from shared.cute.runtime import PreparedLaunch, gmem_ptr
+    from shared.cute.host import PreparedLaunch, gmem_ptr
 
     check_k(sizes)
     if any(l != 1 or n % bs.SF_ATOM_ROWS for _m, n, _k, l in sizes):

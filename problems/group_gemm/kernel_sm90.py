@@ -1,6 +1,6 @@
 """Hopper (sm_90a) grouped NVFP4 GEMM in one launch: every group's output tiles in one grid.
 
-The mainloop is the GEMM's (shared/cute/sm90_blockscaled_mainloop.py: exact FP4 x E4M3 -> fp16
+The mainloop is the GEMM's (shared/cute/sm90_gemm.py: exact FP4 x E4M3 -> fp16
 decode, fp16 wgmma, split roles), with 128 x 128 tiles (128 rows of A decoded into shared memory,
 two consumer warpgroups of 64 rows of B each). What is grouped:
 
@@ -25,7 +25,7 @@ two consumer warpgroups of 64 rows of B each). What is grouped:
 
 One call = one launch (plus the descriptor kernel the first time a set of tensors is seen). Host
 work per repeat call is the check that the call's tuple and tensors are unchanged, and one C call (the
-submission's PreparedCalls, shared/cute/runtime.py).
+submission's PreparedCalls, shared/cute/host.py).
 
 Constraints: L = 1, K % 256 == 0, N % 128 == 0 per group (M any), the leaderboard layouts.
 Run: `python -m harness.eval group_gemm --mode test --data stress --impl submission` on an H100.
@@ -34,7 +34,7 @@ Run: `python -m harness.eval group_gemm --mode test --data stress --impl submiss
 import torch
 
 from problems.group_gemm.config import SM90
-from shared.cute.runtime import CompileCache, PreparedLaunch
+from shared.cute.host import CompileCache, PreparedLaunch
 from shared.scales import permuted_shape
 
 TILE = 128  # rows of A and of B per CTA
@@ -87,7 +87,7 @@ def _kernel_class():
     from cutlass import Float16, Int32, Int64, Uint8
 
     from problems.gemm.kernel_sm90 import GemmSm90
-    from shared.cute.sm90_blockscaled_mainloop import ROW_BYTES
+    from shared.cute.sm90_config import ROW_BYTES
 
     try:
         from cutlass.tensor_utils import TensorMapManager, TensorMapUpdateMode
@@ -188,7 +188,7 @@ def compiled(name: str, options: str = "", config=SM90):
     def build():
         from cutlass import Int32, Int64, Uint8
 
-        from shared.cute.runtime import compile_arch, null_ptr
+        from shared.cute.host import compile_arch, null_ptr
 
         kernel = _kernel_class()(config)
         p64, p8, one = null_ptr(Int64, 16), null_ptr(Uint8, 128), Int32(1)
@@ -248,7 +248,7 @@ def prepare(data, sizes, order: str = "long_first", config=SM90) -> PreparedLaun
     come from shared.inputs.check_grouped (one entry per group in every list)."""
     from cutlass import Int32, Int64, Uint8
 
-    from shared.cute.runtime import gmem_ptr
+    from shared.cute.host import gmem_ptr
 
     abc, _, reordered, _ = data
     if not all(l == 1 and n % TILE == 0 for _, n, _, l in sizes) or not abc[0][0].is_cuda:

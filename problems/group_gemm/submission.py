@@ -16,14 +16,14 @@ different L or a K that is not a positive multiple of 256 raise TypeError / Valu
 group and tensor.
 
 Host path: the first call on a set of tensors runs every check, writes the kernel's group tables on
-the GPU and binds the launch (shared.cute.runtime.PreparedLaunch); a repeat call with the same tuple,
-its lists and the kernel's tensors unchanged (shared.cute.runtime.PreparedCalls.seen), or with the
+the GPU and binds the launch (shared.cute.host.PreparedLaunch); a repeat call with the same tuple,
+its lists and the kernel's tensors unchanged (shared.cute.host.PreparedCalls.seen), or with the
 same, unchanged tensors and sizes in new lists, costs one C call into the launcher after that check.
 """
 
 from task import input_t, output_t
 
-from shared.cute.runtime import PreparedCalls, device_arch, identity_key, tensor_key
+from shared.cute.host import PreparedCalls, device_arch, identity_key, tensor_key
 from shared.inputs import check_grouped
 from shared.refmath import block_scaled_products
 

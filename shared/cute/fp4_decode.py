@@ -1,8 +1,7 @@
-"""Register-level NVFP4 building blocks for CUDA-core kernels (GEMV, epilogues), as CuTe DSL ops.
+"""Register-level NVFP4 decodes as CuTe DSL ops, built from the instructions of ptx.py.
 
-Each helper is one or a few PTX instructions wrapped with `llvm.inline_asm`, so the kernel source
-says what it computes and the PTX shows exactly which instructions run. Every helper works on
-32-bit registers holding packed data (8 FP4 codes, 4 int8 lanes, 2 E4M3 scales).
+Every helper works on 32-bit registers holding packed data (8 FP4 codes, 4 int8 lanes, 2 E4M3
+scales) and is exact.
 
 FP4 decode on sm_90 (no hardware E2M1 conversion there): exact integer dot products.
     Twice an E2M1 value is a small integer: codes 0..7 -> 0, 1, 2, 3, 4, 6, 8, 12 (8..15 negate).
@@ -20,15 +19,17 @@ FP4 decode on sm_100: `cvt.rn.f16x2.e2m1x2` converts one byte (two codes) to an 
 instruction; products of two E2M1 values are multiples of 1/4 below 36 in magnitude, so an f16x2
 accumulator of 8 of them per lane is still exact (|sum| <= 288 needs 11 significant bits).
 
-Loads: `ld.global.nc.L1::no_allocate` for data read exactly once (the matrix and its
-scales): the read-only path, and no L1 lines evicted for data that is never reused.
+FP4 decode to fp16 on sm_90 for wgmma (the GEMMs, sm90_gemm.py): `decode_e2m1x8_f16` moves every
+code into an E4M3 byte whose value is exactly e2m1 * 2^-6 and converts pairs with Hopper's
+cvt.rn.f16x2.e4m3x2; one fp16 multiply by scale * 2^6 gives e2m1 * scale, exact in normal fp16.
 """
 
 from __future__ import annotations
 
-from cutlass import Float32, Int32, Int64, Uint32
-from cutlass._mlir.dialects import llvm
+from cutlass import Float32, Int32, Uint32
 from cutlass.cutlass_dsl import T, dsl_user_op
+
+from shared.cute.ptx import asm, dp4a, i32, prmt, struct, u32, unpack
 
 # 2 * E2M1 magnitude for codes 0..7, bytes 0..7 of the prmt table (little-endian words).
 E2M1X2_TABLE_LO = 0x03020100  # 0, 1, 2, 3
@@ -36,135 +37,9 @@ E2M1X2_TABLE_HI = 0x0C080604  # 4, 6, 8, 12
 SIGN_BITS = 0x88888888  # bit 3 of every nibble: the FP4 sign
 
 
-def _asm(ret, args, text, constraints, side_effects=False, loc=None, ip=None):
-    return llvm.inline_asm(
-        ret,
-        args,
-        text,
-        constraints,
-        has_side_effects=side_effects,
-        is_align_stack=False,
-        asm_dialect=llvm.AsmDialect.AD_ATT,
-        loc=loc,
-        ip=ip,
-    )
-
-
-def _u32(x, loc, ip):
-    return Uint32(x).ir_value(loc=loc, ip=ip)
-
-
-def _unpack(struct, n, ty, wrap, loc, ip):
-    return [wrap(llvm.extractvalue(ty, struct, [i], loc=loc, ip=ip)) for i in range(n)]
-
-
-# ---------------------------------------------------------------------------------------------
-# memory
-# ---------------------------------------------------------------------------------------------
-@dsl_user_op
-def ld_global_nc_v4(addr: Int64, *, loc=None, ip=None) -> list:
-    """16 bytes of read-only global memory (address 16-byte aligned) as 4 x u32, bypassing L1."""
-    st = llvm.StructType.get_literal([T.i32()] * 4)
-    r = _asm(st, [Int64(addr).ir_value(loc=loc, ip=ip)],
-             "ld.global.nc.L1::no_allocate.v4.u32 {$0, $1, $2, $3}, [$4];", "=r,=r,=r,=r,l",
-             loc=loc, ip=ip)
-    return _unpack(r, 4, T.i32(), Uint32, loc, ip)
-
-
-@dsl_user_op
-def ld_global_nc_v2(addr: Int64, *, loc=None, ip=None) -> list:
-    """8 bytes of read-only global memory as 2 x u32, bypassing L1."""
-    st = llvm.StructType.get_literal([T.i32()] * 2)
-    r = _asm(st, [Int64(addr).ir_value(loc=loc, ip=ip)],
-             "ld.global.nc.L1::no_allocate.v2.u32 {$0, $1}, [$2];", "=r,=r,l", loc=loc, ip=ip)
-    return _unpack(r, 2, T.i32(), Uint32, loc, ip)
-
-
-@dsl_user_op
-def ld_global_nc_u16(addr: Int64, *, loc=None, ip=None) -> Uint32:
-    """2 bytes of read-only global memory, zero-extended into a u32, bypassing L1."""
-    return Uint32(_asm(T.i32(), [Int64(addr).ir_value(loc=loc, ip=ip)],
-                       "ld.global.nc.L1::no_allocate.u16 $0, [$1];", "=r,l", loc=loc, ip=ip))
-
-
-@dsl_user_op
-def ld_global_nc_u32(addr: Int64, *, loc=None, ip=None) -> Uint32:
-    """4 bytes of read-only global memory, bypassing L1."""
-    return Uint32(_asm(T.i32(), [Int64(addr).ir_value(loc=loc, ip=ip)],
-                       "ld.global.nc.L1::no_allocate.u32 $0, [$1];", "=r,l", loc=loc, ip=ip))
-
-
-@dsl_user_op
-def prefetch_l2(addr: Int64, *, loc=None, ip=None) -> None:
-    """Ask for the global line holding `addr` to be brought into L2 (no register result)."""
-    _asm(None, [Int64(addr).ir_value(loc=loc, ip=ip)], "prefetch.global.L2 [$0];", "l",
-         side_effects=True, loc=loc, ip=ip)
-
-
-@dsl_user_op
-def ld_shared_v4(addr: Int32, *, loc=None, ip=None) -> list:
-    """16 bytes of shared memory (32-bit shared address) as 4 x u32.
-
-    Marked as having side effects so that LLVM keeps it below the barrier that publishes the data.
-    """
-    st = llvm.StructType.get_literal([T.i32()] * 4)
-    r = _asm(st, [Int32(addr).ir_value(loc=loc, ip=ip)],
-             "ld.shared.v4.u32 {$0, $1, $2, $3}, [$4];", "=r,=r,=r,=r,r", side_effects=True,
-             loc=loc, ip=ip)
-    return _unpack(r, 4, T.i32(), Uint32, loc, ip)
-
-
-@dsl_user_op
-def ld_shared_v2_f32(addr: Int32, *, loc=None, ip=None) -> list:
-    """8 bytes of shared memory as 2 x f32."""
-    st = llvm.StructType.get_literal([T.f32()] * 2)
-    r = _asm(st, [Int32(addr).ir_value(loc=loc, ip=ip)],
-             "ld.shared.v2.f32 {$0, $1}, [$2];", "=f,=f,r", side_effects=True, loc=loc, ip=ip)
-    return _unpack(r, 2, T.f32(), Float32, loc, ip)
-
-
-@dsl_user_op
-def st_shared_v4(addr: Int32, v0, v1, v2, v3, *, loc=None, ip=None) -> None:
-    _asm(None, [Int32(addr).ir_value(loc=loc, ip=ip)] + [_u32(v, loc, ip) for v in (v0, v1, v2, v3)],
-         "st.shared.v4.u32 [$0], {$1, $2, $3, $4};", "r,r,r,r,r", side_effects=True, loc=loc, ip=ip)
-
-
-@dsl_user_op
-def st_shared_v2_f32(addr: Int32, v0, v1, *, loc=None, ip=None) -> None:
-    _asm(None, [Int32(addr).ir_value(loc=loc, ip=ip), Float32(v0).ir_value(loc=loc, ip=ip),
-                Float32(v1).ir_value(loc=loc, ip=ip)],
-         "st.shared.v2.f32 [$0], {$1, $2};", "r,f,f", side_effects=True, loc=loc, ip=ip)
-
-
-@dsl_user_op
-def st_shared_f32(addr: Int32, v, *, loc=None, ip=None) -> None:
-    _asm(None, [Int32(addr).ir_value(loc=loc, ip=ip), Float32(v).ir_value(loc=loc, ip=ip)],
-         "st.shared.f32 [$0], $1;", "r,f", side_effects=True, loc=loc, ip=ip)
-
-
-@dsl_user_op
-def ld_shared_f32(addr: Int32, *, loc=None, ip=None) -> Float32:
-    return Float32(_asm(T.f32(), [Int32(addr).ir_value(loc=loc, ip=ip)],
-                        "ld.shared.f32 $0, [$1];", "=f,r", side_effects=True, loc=loc, ip=ip))
-
-
 # ---------------------------------------------------------------------------------------------
 # integer path (sm_90 and newer): prmt lookups + dp4a
 # ---------------------------------------------------------------------------------------------
-@dsl_user_op
-def prmt(lo, hi, sel, *, loc=None, ip=None) -> Uint32:
-    """prmt.b32: byte k of the result is selected by nibble k of `sel` from the 8 bytes (hi:lo)."""
-    return Uint32(_asm(T.i32(), [_u32(lo, loc, ip), _u32(hi, loc, ip), _u32(sel, loc, ip)],
-                       "prmt.b32 $0, $1, $2, $3;", "=r,r,r,r", loc=loc, ip=ip))
-
-
-@dsl_user_op
-def dp4a(a, b, c, *, loc=None, ip=None) -> Int32:
-    """c + sum of the 4 products of signed int8 lanes of a and b (dp4a.s32.s32)."""
-    return Int32(_asm(T.i32(), [_u32(a, loc, ip), _u32(b, loc, ip), Int32(c).ir_value(loc=loc, ip=ip)],
-                      "dp4a.s32.s32 $0, $1, $2, $3;", "=r,r,r,r", loc=loc, ip=ip))
-
-
 def e2m1x4_magnitudes(codes, table_lo, table_hi):
     """|2a| for the 4 FP4 codes in the low 16 bits of `codes` where a >= 0, 0 where a < 0."""
     return prmt(table_lo, table_hi, codes)
@@ -221,8 +96,8 @@ def e4m3x2_to_f32x2(bits, *, loc=None, ip=None) -> list:
 
     cvt.rn.f16x2.e4m3x2 exists from sm_89; every E4M3 value is exact in f16 and in f32.
     """
-    st = llvm.StructType.get_literal([T.f32()] * 2)
-    r = _asm(st, [_u32(bits, loc, ip)],
+    st = struct(2, "f32")
+    r = asm(st, [u32(bits, loc, ip)],
              "{\n .reg .b16 l16, h16, in16;\n .reg .b32 pair;\n"
              " cvt.u16.u32 in16, $2;\n"
              " cvt.rn.f16x2.e4m3x2 pair, in16;\n"
@@ -230,7 +105,7 @@ def e4m3x2_to_f32x2(bits, *, loc=None, ip=None) -> list:
              " cvt.f32.f16 $0, l16;\n"
              " cvt.f32.f16 $1, h16;\n}",
              "=f,=f,r", loc=loc, ip=ip)
-    return _unpack(r, 2, T.f32(), Float32, loc, ip)
+    return unpack(r, 2, T.f32(), Float32, loc, ip)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -242,8 +117,8 @@ def e2m1x8_to_f16x8(word, *, loc=None, ip=None) -> list:
 
     cvt.rn.f16x2.e2m1x2 (sm_100a and newer) takes one byte; the low nibble lands in the low half.
     """
-    st = llvm.StructType.get_literal([T.i32()] * 4)
-    r = _asm(st, [_u32(word, loc, ip)],
+    st = struct(4)
+    r = asm(st, [u32(word, loc, ip)],
              "{\n .reg .b8 b0, b1, b2, b3;\n"
              " mov.b32 {b0, b1, b2, b3}, $4;\n"
              " cvt.rn.f16x2.e2m1x2 $0, b0;\n"
@@ -251,20 +126,13 @@ def e2m1x8_to_f16x8(word, *, loc=None, ip=None) -> list:
              " cvt.rn.f16x2.e2m1x2 $2, b2;\n"
              " cvt.rn.f16x2.e2m1x2 $3, b3;\n}",
              "=r,=r,=r,=r,r", loc=loc, ip=ip)
-    return _unpack(r, 4, T.i32(), Uint32, loc, ip)
-
-
-@dsl_user_op
-def hfma2(a, b, c, *, loc=None, ip=None) -> Uint32:
-    """f16x2 fused multiply-add, round to nearest (exact whenever the result is representable)."""
-    return Uint32(_asm(T.i32(), [_u32(a, loc, ip), _u32(b, loc, ip), _u32(c, loc, ip)],
-                       "fma.rn.f16x2 $0, $1, $2, $3;", "=r,r,r,r", loc=loc, ip=ip))
+    return unpack(r, 4, T.i32(), Uint32, loc, ip)
 
 
 @dsl_user_op
 def f16x2_sum_f32(h, *, loc=None, ip=None) -> Float32:
     """low + high half of an f16x2, added in f32 (exact: both halves are exact in f32)."""
-    return Float32(_asm(T.f32(), [_u32(h, loc, ip)],
+    return Float32(asm(T.f32(), [u32(h, loc, ip)],
                         "{\n .reg .b16 l16, h16;\n .reg .f32 lf, hf;\n"
                         " mov.b32 {l16, h16}, $1;\n"
                         " cvt.f32.f16 lf, l16;\n cvt.f32.f16 hf, h16;\n"
@@ -272,10 +140,61 @@ def f16x2_sum_f32(h, *, loc=None, ip=None) -> Float32:
                         "=f,r", loc=loc, ip=ip))
 
 
-__all__ = [
-    "E2M1X2_TABLE_HI", "E2M1X2_TABLE_LO", "SIGN_BITS",
-    "ld_global_nc_v4", "prefetch_l2", "ld_global_nc_v2", "ld_global_nc_u16", "ld_global_nc_u32",
-    "ld_shared_v4", "ld_shared_v2_f32", "st_shared_v4", "st_shared_v2_f32", "st_shared_f32",
-    "ld_shared_f32", "prmt", "dp4a", "e2m1x4_magnitudes", "e2m1x8_pos_neg", "signed_lanes",
-    "e2m1x8_to_s8x8", "dot_e2m1x8_s8", "e4m3x2_to_f32x2", "e2m1x8_to_f16x8", "hfma2", "f16x2_sum_f32",
-]
+# ---------------------------------------------------------------------------------------------
+# f16 path on sm_90 (no E2M1 conversion): through E4M3, for the GEMMs (sm90_gemm.py)
+# ---------------------------------------------------------------------------------------------
+# 2^6 in both fp16 halves: folded into every scale, it undoes the 2^-6 of the decoded codes.
+_F16X2_2POW6 = "0x54005400"
+
+
+@dsl_user_op
+def e4m3x2_to_f16x2_pair(two: Int32, *, loc=None, ip=None):
+    """Two E4M3 scales (bytes 0 and 1) -> (scale 0 * 2^6 twice, scale 1 * 2^6 twice) as f16x2. One
+    conversion and one multiply serve both scales; the two broadcasts become half selectors
+    (.H0_H0 / .H1_H1) of the decode's multiplies, not instructions (SASS checked in the tests)."""
+    res = asm(
+        struct(2), [i32(two, loc, ip)],
+        "{.reg .b32 t, k; .reg .b16 lo, hi, s0, s1;\n\t"
+        "mov.b32 {lo, hi}, $2;\n\t"
+        "cvt.rn.f16x2.e4m3x2 t, lo;\n\t"
+        f"mov.b32 k, {_F16X2_2POW6};\n\t"
+        "mul.rn.f16x2 t, t, k;\n\t"
+        "mov.b32 {s0, s1}, t;\n\t"
+        "mov.b32 $0, {s0, s0};\n\t"
+        "mov.b32 $1, {s1, s1};}",
+        "=r,=r,r", False, loc, ip)
+    return unpack(res, 2, T.i32(), Int32, loc, ip)
+
+
+# The nibbles of a word held by output pair p of decode_e2m1x8_f16 (low half, high half).
+PAIR_NIBBLES = ((0, 2), (4, 6), (1, 3), (5, 7))
+
+
+def e4m3_bytes_of_codes(w: int) -> tuple[int, int]:
+    """The bit operations of decode_e2m1x8_f16 on a 32-bit word, in Python (for tests): the E4M3
+    bytes of nibbles 0, 2, 4, 6 and of nibbles 1, 3, 5, 7, each as a 32-bit word."""
+    low = ((w << 4) & 0x80808080) | ((w << 2) & 0x1C1C1C1C)
+    high = (w & 0x80808080) | ((w >> 2) & 0x1C1C1C1C)
+    return low, high
+
+
+@dsl_user_op
+def decode_e2m1x8_f16(word: Int32, scale: Int32, *, loc=None, ip=None):
+    """8 E2M1 codes (one 32-bit word) times an f16x2 scale * 2^6 -> 4 f16x2 pairs of e2m1 * scale
+    (exact), pair p holding nibbles PAIR_NIBBLES[p]; the E4M3 route of the module docstring."""
+    body = [
+        "{.reg .b32 lo, hi, t, f0, f1, f2, f3; .reg .b16 h0, h1, h2, h3;",
+        # e4m3_bytes_of_codes, low nibbles: signs (bit 3) -> bit 7, exponent and mantissa (bits 0..2) -> bits 2..4
+        "shl.b32 t, $4, 4;", "and.b32 t, t, 0x80808080;",
+        "shl.b32 lo, $4, 2;", "and.b32 lo, lo, 0x1C1C1C1C;", "or.b32 lo, lo, t;",
+        # high nibbles: signs already at bit 7, bits 4..6 -> bits 2..4
+        "shr.u32 t, $4, 2;", "and.b32 t, t, 0x1C1C1C1C;",
+        "and.b32 hi, $4, 0x80808080;", "or.b32 hi, hi, t;",
+        "mov.b32 {h0, h1}, lo;", "mov.b32 {h2, h3}, hi;",
+    ]
+    body += [f"cvt.rn.f16x2.e4m3x2 f{j}, h{j};" for j in range(4)]  # = e2m1 * 2^-6, exact
+    body += [f"mul.rn.f16x2 ${j}, f{j}, $5;" for j in range(4)]  # = e2m1 * scale, exact
+    body.append("}")
+    res = asm(struct(4), [i32(word, loc, ip), i32(scale, loc, ip)], "\n\t".join(body),
+               "=r,=r,=r,=r,r,r", False, loc, ip)
+    return unpack(res, 4, T.i32(), Int32, loc, ip)

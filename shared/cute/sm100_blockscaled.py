@@ -687,7 +687,7 @@ def compile_kernel(cache, make_kernel, config, num_b: int, problem: tuple, arch:
     """Compile (once per config, arch and options) a kernel whose `__call__` takes the pointers
     (a, b_1..b_nb, sfa_permuted, sfb_1..sfb_nb_permuted, c) and the runtime problem (m, n, k, l);
     null pointers suffice, so no GPU is needed. Raises ValueError for shapes it cannot take."""
-    from shared.cute.runtime import compile_arch, null_ptr
+    from shared.cute.host import compile_arch, null_ptr
 
     m, n, k, l = problem
     check_problem(m, n, k, l, config.tile_n)
@@ -706,7 +706,7 @@ def prepare(data, num_b: int, choose_config, compile_for):
     sfb_1_permuted.., c): check every tensor the kernel reads (by name), compile or fetch the kernel
     for the device's SM count, and bind it to the tensors; calling the result launches (the same
     PreparedLaunch the sm90 kernels use)."""
-    from shared.cute.runtime import PreparedLaunch, gmem_ptr
+    from shared.cute.host import PreparedLaunch, gmem_ptr
     from shared.inputs import tuple_names
 
     t = dict(zip(tuple_names(num_b), data))

@@ -365,3 +365,72 @@ class CompileCache:
 
     def clear(self) -> None:
         self._fns.clear()
+
+
+# ------------------------------------------------------------------------------------------------
+# sm90 GEMM family (shared/cute/sm90_gemm.py): compile once per (kernel class, config), check, bind
+# ------------------------------------------------------------------------------------------------
+
+_SM90_COMPILED = CompileCache()
+
+
+def compile_sm90(kernel_cls, config, options: str = ""):
+    """The compiled kernel for (class, config), built once for sm_90a against null pointers (no GPU
+    needed); shapes are runtime arguments."""
+
+    def build():
+        from cutlass import Float16, Int32, Uint8
+
+        p8, pc = null_ptr(Uint8, 16), null_ptr(Float16, 16)
+        with compile_arch("sm_90a"):
+            return cute.compile(kernel_cls(config), p8, p8, p8, p8, p8, p8, pc, Int32(128), Int32(64), Int32(1),
+                                options=f"--gpu-arch sm_90a {options}".strip())
+
+    return _SM90_COMPILED.get((kernel_cls.__name__, config, options), build)
+
+
+def _check_operand(name, t, rows, cols, dtypes):
+    if t.dtype not in dtypes:
+        raise TypeError(f"{name}: expected dtype in {[str(d) for d in dtypes]}, got {t.dtype}")
+    if tuple(t.shape) != (rows, cols, 1):
+        raise ValueError(f"{name}: expected shape {(rows, cols, 1)}, got {tuple(t.shape)}")
+    if t.stride(1) != 1 or (rows > 1 and t.stride(0) != cols):
+        raise ValueError(f"{name}: expected K-major rows (strides ({cols}, 1, *)), got {t.stride()}")
+    if not t.is_cuda:
+        raise ValueError(f"{name}: expected a CUDA tensor, got device {t.device}")
+
+
+def prepare_sm90(kernel_cls, config, a, bs, sfa, sfbs, c) -> PreparedLaunch:
+    """Check the operands and bind the compiled kernel to them: a [M, K/2, 1] FP4x2, bs: one or two
+    [N, K/2, 1], plain scales sfa [M, K/16, 1], sfbs [N, K/16, 1], c [M, N, 1] fp16 (written in place).
+    Calling the result launches."""
+    from cutlass import Float16, Int32, Uint8
+
+    from shared.cute.sm90_config import K_TILE
+
+    fp4 = (torch.float4_e2m1fn_x2, torch.uint8)
+    sf = (torch.float8_e4m3fn, torch.uint8)
+    m, half_k, l = a.shape
+    n = bs[0].shape[0]
+    k = 2 * half_k
+    err = config.shape_error(m, n, k, l)
+    if err is not None:
+        raise ValueError(f"{kernel_cls.__name__}: shape (m={m}, n={n}, k={k}, l={l}) not supported: {err}")
+    _check_operand("a", a, m, half_k, fp4)
+    _check_operand("sfa", sfa, m, k // 16, sf)
+    for i, (b, sb) in enumerate(zip(bs, sfbs)):
+        _check_operand(f"b{i + 1}" if len(bs) > 1 else "b", b, n, half_k, fp4)
+        _check_operand(f"sfb{i + 1}" if len(bs) > 1 else "sfb", sb, n, k // 16, sf)
+    if c.dtype != torch.float16 or tuple(c.shape) != (m, n, 1) or c.stride(1) != 1 or c.stride(0) != n:
+        raise ValueError(f"c: expected fp16 [{m}, {n}, 1] row-major, got {c.dtype} {tuple(c.shape)} {c.stride()}")
+    fn = compile_sm90(kernel_cls, config)
+    tensors = (a, bs[0], bs[-1], sfa, sfbs[0], sfbs[-1])
+    args = [gmem_ptr(t, Uint8, 16) for t in tensors] + [gmem_ptr(c, Float16, 16), Int32(m), Int32(n),
+                                                         Int32(k // K_TILE)]
+    return PreparedLaunch(fn, args)
+
+
+def launch_sm90(kernel_cls, config, a, bs, sfa, sfbs, c):
+    """prepare_sm90 and launch once; returns c."""
+    prepare_sm90(kernel_cls, config, a, bs, sfa, sfbs, c)()
+    return c

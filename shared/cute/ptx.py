@@ -1,0 +1,205 @@
+"""PTX instructions as CuTe DSL ops, one name per instruction, for the kernels of both architectures.
+
+Each helper is one instruction (or a fixed short sequence, named for what it computes) wrapped with
+`llvm.inline_asm`, so the kernel source says what it does and the PTX shows exactly what runs. Loads
+from shared memory are marked as having side effects so that LLVM never hoists them above the
+barrier that makes their data valid. The FP4 / E4M3 decodes built from these are in fp4_decode.py.
+"""
+
+from __future__ import annotations
+
+from cutlass import Float32, Int32, Int64, Uint32
+from cutlass._mlir import ir
+from cutlass._mlir.dialects import llvm
+from cutlass.cutlass_dsl import T, dsl_user_op
+
+
+def asm(ret, args, text, constraints, side_effects=False, loc=None, ip=None):
+    """One inline-asm op: `ret` the result type (None, a scalar or an LLVM struct), `args` IR values."""
+    return llvm.inline_asm(
+        ret, args, text, constraints, has_side_effects=side_effects, is_align_stack=False,
+        asm_dialect=llvm.AsmDialect.AD_ATT, loc=loc, ip=ip,
+    )
+
+
+def i32(x, loc, ip):
+    return Int32(x).ir_value(loc=loc, ip=ip)
+
+
+def u32(x, loc, ip):
+    return Uint32(x).ir_value(loc=loc, ip=ip)
+
+
+def struct(n: int, ty: str = "i32"):
+    """The LLVM struct of n registers of type ty: an asm statement's several results."""
+    return ir.Type.parse("!llvm.struct<(" + ", ".join([ty] * n) + ")>")
+
+
+def unpack(res, n, ty, wrap, loc, ip):
+    """The n fields of an asm result struct, each wrapped as a DSL value."""
+    return [wrap(llvm.extractvalue(ty, res, [i], loc=loc, ip=ip)) for i in range(n)]
+
+
+# ---------------------------------------------------------------------------------------------
+# global memory
+# ---------------------------------------------------------------------------------------------
+@dsl_user_op
+def ld_global_nc_v4(addr: Int64, *, loc=None, ip=None) -> list:
+    """16 bytes of read-only global memory (address 16-byte aligned) as 4 x u32, bypassing L1."""
+    r = asm(struct(4), [Int64(addr).ir_value(loc=loc, ip=ip)],
+             "ld.global.nc.L1::no_allocate.v4.u32 {$0, $1, $2, $3}, [$4];", "=r,=r,=r,=r,l",
+             loc=loc, ip=ip)
+    return unpack(r, 4, T.i32(), Uint32, loc, ip)
+
+
+@dsl_user_op
+def ld_global_nc_v2(addr: Int64, *, loc=None, ip=None) -> list:
+    """8 bytes of read-only global memory as 2 x u32, bypassing L1."""
+    r = asm(struct(2), [Int64(addr).ir_value(loc=loc, ip=ip)],
+             "ld.global.nc.L1::no_allocate.v2.u32 {$0, $1}, [$2];", "=r,=r,l", loc=loc, ip=ip)
+    return unpack(r, 2, T.i32(), Uint32, loc, ip)
+
+
+@dsl_user_op
+def ld_global_nc_u16(addr: Int64, *, loc=None, ip=None) -> Uint32:
+    """2 bytes of read-only global memory, zero-extended into a u32, bypassing L1."""
+    return Uint32(asm(T.i32(), [Int64(addr).ir_value(loc=loc, ip=ip)],
+                       "ld.global.nc.L1::no_allocate.u16 $0, [$1];", "=r,l", loc=loc, ip=ip))
+
+
+@dsl_user_op
+def ld_global_nc_u32(addr: Int64, *, loc=None, ip=None) -> Uint32:
+    """4 bytes of read-only global memory, bypassing L1."""
+    return Uint32(asm(T.i32(), [Int64(addr).ir_value(loc=loc, ip=ip)],
+                       "ld.global.nc.L1::no_allocate.u32 $0, [$1];", "=r,l", loc=loc, ip=ip))
+
+
+@dsl_user_op
+def prefetch_l2(addr: Int64, *, loc=None, ip=None) -> None:
+    """Ask for the global line holding `addr` to be brought into L2 (no register result)."""
+    asm(None, [Int64(addr).ir_value(loc=loc, ip=ip)], "prefetch.global.L2 [$0];", "l",
+         side_effects=True, loc=loc, ip=ip)
+
+
+# ---------------------------------------------------------------------------------------------
+# shared memory (32-bit shared addresses)
+# ---------------------------------------------------------------------------------------------
+@dsl_user_op
+def ld_shared_u16(addr: Int32, *, loc=None, ip=None) -> Int32:
+    """2 bytes of shared memory, zero-extended."""
+    return Int32(asm(T.i32(), [i32(addr, loc, ip)], "ld.shared.u16 $0, [$1];", "=r,r", True, loc, ip))
+
+
+@dsl_user_op
+def ld_shared_u32(addr: Int32, *, loc=None, ip=None) -> Int32:
+    """4 bytes of shared memory."""
+    return Int32(asm(T.i32(), [i32(addr, loc, ip)], "ld.shared.b32 $0, [$1];", "=r,r", True, loc, ip))
+
+
+@dsl_user_op
+def ld_shared_v2(addr: Int32, *, loc=None, ip=None) -> list:
+    """8 bytes of shared memory as 2 words."""
+    res = asm(struct(2), [i32(addr, loc, ip)], "ld.shared.v2.b32 {$0, $1}, [$2];", "=r,=r,r", True, loc, ip)
+    return unpack(res, 2, T.i32(), Int32, loc, ip)
+
+
+@dsl_user_op
+def ld_shared_v4(addr: Int32, *, loc=None, ip=None) -> list:
+    """16 bytes of shared memory as 4 words."""
+    res = asm(struct(4), [i32(addr, loc, ip)], "ld.shared.v4.b32 {$0, $1, $2, $3}, [$4];",
+               "=r,=r,=r,=r,r", True, loc, ip)
+    return unpack(res, 4, T.i32(), Int32, loc, ip)
+
+
+@dsl_user_op
+def ld_shared_v2_f32(addr: Int32, *, loc=None, ip=None) -> list:
+    """8 bytes of shared memory as 2 x f32."""
+    r = asm(struct(2, "f32"), [i32(addr, loc, ip)],
+             "ld.shared.v2.f32 {$0, $1}, [$2];", "=f,=f,r", side_effects=True, loc=loc, ip=ip)
+    return unpack(r, 2, T.f32(), Float32, loc, ip)
+
+
+@dsl_user_op
+def ld_shared_v4_f32(addr: Int32, *, loc=None, ip=None) -> list:
+    """16 bytes of shared memory as 4 x f32."""
+    res = asm(struct(4, "f32"), [i32(addr, loc, ip)], "ld.shared.v4.f32 {$0, $1, $2, $3}, [$4];",
+              "=f,=f,=f,=f,r", True, loc, ip)
+    return unpack(res, 4, T.f32(), Float32, loc, ip)
+
+
+@dsl_user_op
+def ld_shared_f32(addr: Int32, *, loc=None, ip=None) -> Float32:
+    """4 bytes of shared memory as an f32."""
+    return Float32(asm(T.f32(), [i32(addr, loc, ip)],
+                        "ld.shared.f32 $0, [$1];", "=f,r", side_effects=True, loc=loc, ip=ip))
+
+
+@dsl_user_op
+def st_shared_v4(addr: Int32, v0, v1, v2, v3, *, loc=None, ip=None) -> None:
+    """4 words to 16 bytes of shared memory."""
+    asm(None, [i32(addr, loc, ip)] + [i32(v, loc, ip) for v in (v0, v1, v2, v3)],
+         "st.shared.v4.b32 [$0], {$1, $2, $3, $4};", "r,r,r,r,r", True, loc, ip)
+
+
+@dsl_user_op
+def st_shared_v2_f32(addr: Int32, v0, v1, *, loc=None, ip=None) -> None:
+    """2 x f32 to 8 bytes of shared memory."""
+    asm(None, [i32(addr, loc, ip), Float32(v0).ir_value(loc=loc, ip=ip),
+                Float32(v1).ir_value(loc=loc, ip=ip)],
+         "st.shared.v2.f32 [$0], {$1, $2};", "r,f,f", side_effects=True, loc=loc, ip=ip)
+
+
+@dsl_user_op
+def st_shared_f32(addr: Int32, v, *, loc=None, ip=None) -> None:
+    """An f32 to 4 bytes of shared memory."""
+    asm(None, [i32(addr, loc, ip), Float32(v).ir_value(loc=loc, ip=ip)],
+         "st.shared.f32 [$0], $1;", "r,f", side_effects=True, loc=loc, ip=ip)
+
+
+@dsl_user_op
+def st_cluster_v4_f32(addr: Int32, rank: Int32, v0, v1, v2, v3, *, loc=None, ip=None) -> None:
+    """16 bytes to shared address `addr` of the cluster's CTA `rank` (distributed shared memory)."""
+    vals = [Float32(v).ir_value(loc=loc, ip=ip) for v in (v0, v1, v2, v3)]
+    asm(None, [i32(addr, loc, ip), i32(rank, loc, ip)] + vals,
+         "{.reg .b32 r;\n\tmapa.shared::cluster.u32 r, $0, $1;\n\tst.shared::cluster.v4.f32 [r], {$2, $3, $4, $5};}",
+         "r,r,f,f,f,f", True, loc, ip)
+
+
+# ---------------------------------------------------------------------------------------------
+# integer and f16x2 arithmetic
+# ---------------------------------------------------------------------------------------------
+@dsl_user_op
+def prmt(lo, hi, sel, *, loc=None, ip=None) -> Uint32:
+    """prmt.b32: byte k of the result is selected by nibble k of `sel` from the 8 bytes (hi:lo)."""
+    return Uint32(asm(T.i32(), [u32(lo, loc, ip), u32(hi, loc, ip), u32(sel, loc, ip)],
+                       "prmt.b32 $0, $1, $2, $3;", "=r,r,r,r", loc=loc, ip=ip))
+
+
+@dsl_user_op
+def dp4a(a, b, c, *, loc=None, ip=None) -> Int32:
+    """c + sum of the 4 products of signed int8 lanes of a and b (dp4a.s32.s32)."""
+    return Int32(asm(T.i32(), [u32(a, loc, ip), u32(b, loc, ip), Int32(c).ir_value(loc=loc, ip=ip)],
+                      "dp4a.s32.s32 $0, $1, $2, $3;", "=r,r,r,r", loc=loc, ip=ip))
+
+
+@dsl_user_op
+def hfma2(a, b, c, *, loc=None, ip=None) -> Uint32:
+    """f16x2 fused multiply-add, round to nearest (exact whenever the result is representable)."""
+    return Uint32(asm(T.i32(), [u32(a, loc, ip), u32(b, loc, ip), u32(c, loc, ip)],
+                       "fma.rn.f16x2 $0, $1, $2, $3;", "=r,r,r,r", loc=loc, ip=ip))
+
+
+@dsl_user_op
+def fast_silu_mul(x: Float32, y: Float32, *, loc=None, ip=None) -> Float32:
+    """silu(x) * y = x * y / (1 + 2^(-x log2 e)) in fp32 (ex2.approx and rcp.approx: ~1e-7 relative)."""
+    return Float32(asm(
+        T.f32(), [Float32(x).ir_value(loc=loc, ip=ip), Float32(y).ir_value(loc=loc, ip=ip)],
+        "{.reg .f32 t;\n\t"
+        "mul.f32 t, $1, 0fBFB8AA3B;\n\t"  # -log2(e) * x
+        "ex2.approx.ftz.f32 t, t;\n\t"
+        "add.f32 t, t, 0f3F800000;\n\t"
+        "rcp.approx.ftz.f32 t, t;\n\t"
+        "mul.f32 t, t, $1;\n\t"
+        "mul.f32 $0, t, $2;}",
+        "=f,f,f", False, loc, ip))
+

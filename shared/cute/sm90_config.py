@@ -1,0 +1,163 @@
+"""Static tuning knobs of the Hopper (sm_90a) block-scaled GEMM kernels (sm90_gemm.py), and the
+shared-memory arithmetic that checks a config before anything is compiled. Free of CuTe DSL, so that
+the problems' config.py files and the choosers import no kernel.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+K_TILE = 256  # K per pipeline stage: 128 bytes of packed FP4 per row, 16 scale bytes per row
+K_SUB = 64  # K per decoded fp16 sub-tile of A: one 128-byte swizzle atom row
+ROW_BYTES = K_TILE // 2
+SF_ROW_BYTES = K_TILE // 16
+
+
+@dataclass(frozen=True)
+class Sm90Config:
+    """Static tuning knobs of the Hopper kernels (one compiled kernel per distinct config).
+
+    swap_ab: the roles of the module docstring swapped (S = the B operand(s), R = A). In the a_*
+    knobs and ring names below, "A" means the S side (problem A unless swap_ab).
+
+    smem_rows: rows of each S operand per CTA (= wgmma N; 32..256, a multiple of 8; at most 128
+    for two accumulators). n_cwg: consumer warpgroups; each owns 64 R rows (reg_rows = 64 * n_cwg).
+    n_dwg: warpgroups of TMA warp + A-decoder warps (4 * n_dwg - 1 decoder warps).
+    stages: depth of the packed-B ring (256 K per stage). a_stages: depth of the packed-A ring (None:
+    the same). a_slots: decoded-A ring depth (64 K each). The two packed rings are separate so
+    that the A decoders free an A stage as soon as it is decoded and its next load can start
+    while the consumers still hold the B stages (with one ring, the decoders waited for TMA data).
+    consumer_regs / producer_regs: setmaxnreg targets of consumer / decoder warpgroups (the sum
+    over warpgroups must fit the 64K-register file).
+    wgmma_depth: wgmma groups left in flight while the next round of B decodes (0 or 1).
+    chunk_k: K per consumer round (decode one register set, issue its wgmmas): 32 or 64.
+    a_batch: sub-tiles the decoders publish at a time (1, 2 or 4 = a whole stage; needs
+    a_slots > a_batch). a_unroll: unroll factor of the decoders' loop. debug_skip: timing experiments.
+    splits: CTAs that share one output tile, each taking an equal share of the K tiles (1 or 2):
+    a cluster of `splits` CTAs along grid z; each CTA finishes half of the tile's columns, with the
+    other's fp32 sums of that half received through distributed shared memory (no tensor in device
+    memory). For grids that would otherwise leave SMs idle. (Splits over 4 CTAs were slower: only 30
+    clusters of 4 fit on the H100 at one CTA per SM; problems/gemm/config.py.)
+    """
+
+    smem_rows: int = 128
+    n_cwg: int = 1
+    n_dwg: int = 1  # warpgroups of warp 0 (TMA) + A decoders (the other 4 * n_dwg - 1 warps)
+    stages: int = 3
+    a_stages: int | None = None
+    a_slots: int = 4
+    consumer_regs: int = 232
+    producer_regs: int = 40
+    wgmma_depth: int = 1
+    chunk_k: int = 32
+    a_unroll: int = 1
+    a_batch: int = 1
+    debug_skip: int = 0  # wrong results, timing only: bit 0 = skip the A decode, bit 1 = the B decode
+    splits: int = 1
+    swap_ab: bool = False
+
+    @property
+    def reg_rows(self) -> int:
+        return 64 * self.n_cwg
+
+    @property
+    def tile_m(self) -> int:
+        """Problem-M rows per CTA."""
+        return self.reg_rows if self.swap_ab else self.smem_rows
+
+    @property
+    def tile_n(self) -> int:
+        """Problem-N rows per CTA (of B, or of each of B1 and B2)."""
+        return self.smem_rows if self.swap_ab else self.reg_rows
+
+    def operands(self, num_b: int) -> tuple[int, int]:
+        """(S operands, R operands) for `num_b` B operands."""
+        return (num_b, 1) if self.swap_ab else (1, num_b)
+
+    @property
+    def a_ring(self) -> int:
+        return self.stages if self.a_stages is None else self.a_stages
+
+    @property
+    def threads(self) -> int:
+        return 128 * (self.n_dwg + self.n_cwg)
+
+    @property
+    def launch_regs(self) -> int:
+        """Registers per thread at launch: the 64K-register file over the threads, whole 8s."""
+        return 65536 // self.threads // 8 * 8
+
+    @property
+    def decoder_threads(self) -> int:
+        return 128 * self.n_dwg - 32
+
+    def packed_rows(self, num_b: int) -> int:
+        """Rows of packed data held at once: every stage of the A ring and of the B ring."""
+        ns, nr = self.operands(num_b)
+        return ns * self.smem_rows * self.a_ring + nr * self.reg_rows * self.stages
+
+    def decoded_bytes(self, num_b: int) -> int:
+        """The decoded fp16 A ring (every slot holds a 64-K sub-tile of each S operand)."""
+        return self.a_slots * self.operands(num_b)[0] * self.smem_rows * K_SUB * 2
+
+    def smem_bytes(self, num_b: int) -> int:
+        return self.packed_rows(num_b) * (ROW_BYTES + SF_ROW_BYTES) + self.decoded_bytes(num_b) + 1024 * 6
+
+    def reduce_bytes(self, num_b: int) -> int:
+        """fp32 sums one CTA of a split hands to the other (num_b tiles of reg_rows x smem_rows)."""
+        return 4 * num_b * self.reg_rows * self.smem_rows
+
+    def staging_bytes(self, num_b: int) -> int:
+        """The packed and decoded operand buffers (contiguous: sS4, sR4, sS16), reused for the split sum."""
+        return self.packed_rows(num_b) * ROW_BYTES + self.decoded_bytes(num_b)
+
+    def check(self, num_b: int) -> None:
+        if self.smem_rows % 8 or not 32 <= self.smem_rows <= 256:
+            # wgmma N and TMA box rows; whole 8-row swizzle atoms
+            raise ValueError(f"Sm90Config.smem_rows must be a multiple of 8 in 32..256, got {self.smem_rows}")
+        if num_b * self.smem_rows > 256:
+            raise ValueError(f"Sm90Config: {num_b} accumulators of 64 x {self.smem_rows} do not fit registers")
+        if self.n_cwg not in (1, 2):
+            raise ValueError(f"Sm90Config.n_cwg must be 1 or 2, got {self.n_cwg}")
+        if self.n_dwg not in (1, 2, 3):
+            raise ValueError(f"Sm90Config.n_dwg must be 1, 2 or 3, got {self.n_dwg}")
+        if 128 * (self.n_dwg * self.producer_regs + self.n_cwg * self.consumer_regs) > self.threads * self.launch_regs:
+            # setmaxnreg.inc waits until the registers it asks for are free: asking for more than the
+            # decreases hand back waits forever. The likely cause of the n_dwg=3 hang of 2026-11-22
+            # (640 threads start with 96 registers, not 102); within this bound n_dwg=3 runs (H100)
+            raise ValueError(f"Sm90Config {self}: setmaxnreg targets exceed the {self.threads * self.launch_regs} "
+                             f"registers the CTA gets at launch ({self.launch_regs} per thread)")
+        if self.wgmma_depth not in (0, 1):
+            raise ValueError(f"Sm90Config.wgmma_depth must be 0 or 1, got {self.wgmma_depth}")
+        if self.chunk_k not in (32, 64):
+            raise ValueError(f"Sm90Config.chunk_k must be 32 or 64, got {self.chunk_k}")
+        if self.a_batch not in (1, 2, 4):
+            raise ValueError(f"Sm90Config.a_batch must be 1, 2 or 4, got {self.a_batch}")
+        if self.a_slots <= self.a_batch:
+            # a consumer waiting for sub-tile s still holds s - 1 (it hands a sub-tile back only
+            # once it works on the next), so the decoders can take a batch s .. s + a_batch - 1
+            # only if the ring has more slots than a batch; otherwise both sides wait forever
+            raise ValueError(f"Sm90Config.a_batch={self.a_batch} needs a_slots > {self.a_batch}, got {self.a_slots}")
+        if self.stages < 2 or self.a_ring < 2 or self.a_slots < 2:
+            raise ValueError("Sm90Config: need at least 2 stages of each packed ring and 2 decoded-A slots")
+        if self.splits not in (1, 2):
+            raise ValueError(f"Sm90Config.splits must be 1 or 2, got {self.splits}")
+        if self.splits > 1 and self.reduce_bytes(num_b) > self.staging_bytes(num_b):
+            raise ValueError(f"Sm90Config {self}: the split's fp32 sums do not fit the operand buffers")
+        if self.smem_bytes(num_b) > 227 * 1024:
+            raise ValueError(f"Sm90Config {self}: {self.smem_bytes(num_b)} bytes of shared memory > 227 KiB")
+
+    def shape_error(self, m: int, n: int, k: int, l: int) -> str | None:
+        """None when the kernel with this config takes the shape, else the reason."""
+        if l != 1:
+            return f"L must be 1, got {l}"
+        if k % K_TILE:
+            return f"K must be a multiple of {K_TILE}, got {k}"
+        if (k // K_TILE) % self.splits:
+            return f"K / {K_TILE} must be a multiple of splits={self.splits}, got K={k}"
+        # only the R side needs whole tiles: the S side's last tile may be partial (sm90_gemm.py)
+        if self.swap_ab and m % self.tile_m:
+            return f"M must be a multiple of tile_m={self.tile_m}, got {m}"
+        if not self.swap_ab and n % self.tile_n:
+            return f"N must be a multiple of tile_n={self.tile_n}, got {n}"
+        return None

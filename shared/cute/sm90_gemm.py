@@ -1,0 +1,681 @@
+"""Hopper (sm_90a) block-scaled NVFP4 GEMM shared by `gemm`, `dual_gemm` and `group_gemm`: the kernel.
+
+Hopper has no FP4 tensor cores, so both operands are decoded exactly to fp16 inside the kernel and
+multiplied with fp16 wgmma into fp32 accumulators. Why fp16 and not bf16: an E2M1 value (2
+significant bits, 0.5..6) times an E4M3 scale (4 significant bits, 2^-9..448) needs at most 6
+significant bits and lies in [2^-10, 2688]: inside fp16's *normal* range, so fp16 holds it exactly
+(bf16 would too), and the decode below is shorter in fp16. The fp16 x fp16 products are exact in
+the fp32 accumulator. FP8 wgmma is not exact (an E2M1 x E4M3 product does not fit E4M3).
+
+Roles. Each product has an S side, decoded once per CTA by decoder warps into a 128B-swizzled fp16
+K-major shared-memory ring that every consumer warpgroup reads (the wgmma B operand), and an R side,
+decoded by the consumers straight into registers (register-sourced wgmma, no shared-memory round
+trip). By default S = A (M rows) and R = B (N rows, one or two of them): the GEMM is computed
+transposed, D[n, m] = sum_k B[n, k] A[m, k], and one decoded A tile serves both B operands. With
+`Sm90Config.swap_ab`, S = B1 and B2 and R = A: D[m, n] is C itself, each A fragment feeds both
+products, and the N tile (smem_rows) need not be a multiple of 64. The names below say A and B for
+the default roles. CTA = n_dwg + n_cwg warpgroups:
+  warp 0                TMA producer: packed FP4 bytes of A and B (128B-swizzled, one 256-K tile
+                        per stage = 128 bytes per row) and their plain E4M3 scales (16 bytes per
+                        row per stage) into two rings (mbarrier pipelines): `lda` for A, freed
+                        by the decoders, and `ldb` for B, freed by the consumers; A is issued
+                        one K tile ahead of B.
+  the other 4*n_dwg-1 warps of the first n_dwg warpgroups: A decoders, each 256-K stage -> four
+                        64-K fp16 sub-tiles of A in the `a16` ring, `a_batch` sub-tiles per proxy
+                        fence and barrier hand-off (one per sub-tile was 7-15% slower overall). A
+                        unit (one row, 32 K) is ~92 instructions, 60 of them the decode; its indices
+                        advance by adds (a division per unit made it 110 and the dual GEMM ~7%
+                        slower: the decoders share the schedulers with the consumers).
+  the last n_cwg warpgroups: consumers, 64 rows of each B per warpgroup; per round (chunk_k = 32
+                        or 64 K) decode the warpgroup's B fragments into registers (2 register
+                        sets, so the decode of round j+1 overlaps the wgmma of round j; the packed
+                        words of round j+1 are loaded before the wgmma of j), wgmma m64 x smem_rows
+                        x k16, then the epilogue straight from registers (C is written through a
+                        transposed view).
+                        A thread's scales come in one 64-bit load per row, operand and half stage,
+                        and one conversion serves its two rows (per-chunk byte loads and one
+                        conversion per row were ~10% more consumer instructions, ~2% slower).
+setmaxnreg moves registers from the decoder warpgroups to the consumers (min_blocks_per_mp=1 lets
+ptxas know the count at entry); the targets must fit the registers the CTA got at launch
+(Sm90Config.check), or the consumers' setmaxnreg waits forever.
+
+K order. A GEMM may visit K in any order as long as A and B use the same one. Inside every 32-K
+chunk (16 bytes per row = 4 words of 8 nibbles) the decode of word c yields four f16x2 pairs, pair p
+holding nibbles PAIR_NIBBLES[p] = (0, 2), (4, 6), (1, 3), (5, 7), and pair p lands at fp16 positions
+8p + 2c + {0, 1}. That lets a consumer thread read exactly its own word c (the wgmma fragment
+columns 2c, 2c+1, 2c+8, 2c+9) and a decoder thread turn one 16-byte load into four 16-byte stores;
+both operands use the same decode, so they agree on the order.
+
+Decode of one word (8 codes at once): `decode_e2m1x8_f16` in fp4_decode.py, the E4M3 route (exact,
+about 15 instructions per 8 values).
+
+Host side: the config is sm90_config.py (free of the DSL); the checks, the compile cache and the
+launch are the host layer's (host.py). Roles as methods: `producer`, `decoders`, `consumers`.
+
+A ptxas pitfall, kept fixed by tests: with a wait_group placed after the K loop, ptxas scheduled the
+epilogue's fp32 -> fp16 conversions of the accumulators above it (reading the last group's
+accumulators before they were final: wrong results for GEMM, deterministic). The last K tile
+therefore drains with wait_group(0) inside the loop; tests/sm90_common.py scans the SASS for any
+accumulator access while an HGMMA group may be pending.
+
+Split-K (`splits=2`, for grids that would leave half the SMs idle): a cluster of 2 CTAs along grid
+z shares one output tile, each taking half of the K tiles. After the mainloop every thread of both
+CTAs meets at a cluster barrier; each CTA then finishes half of the tile's columns: its consumers
+store the fp32 sums of the other half into the other CTA's operand buffers through distributed
+shared memory (mapa + st.shared::cluster), a second cluster barrier publishes them, and each CTA
+adds what it received and runs the epilogue on its half. The sum of two fp32 partials is not
+bitwise the one-CTA sum, but both are fp32 sums of exact products (checked against the reference
+with both generators on the H100); for the dual GEMM the nonlinear epilogue sees the full sums.
+
+Partial S tiles. The S side's extent (M, or N with swap_ab) need not be a multiple of smem_rows:
+TMA fills the rows of the last tile that lie past the tensor with zeros (their products are zero)
+and the epilogue stores only the columns that exist. That lets a shape pick a tile height for its
+grid: 512 rows in five tiles of 104 give 120 CTAs for N = 3072 where tiles of 128 give 96.
+
+Constraints: K % 256 == 0 (K % 512 with splits=2), the R side's extent a multiple of reg_rows
+(N % tile_n == 0, or M % tile_m == 0 with swap_ab), L == 1, the leaderboard layouts (K-major packed
+values, plain [rows, K/16] scales). Nothing here writes an intermediate tensor to device memory.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import cutlass
+import cutlass.cute as cute
+import cutlass.pipeline as pipeline
+import cutlass.utils.hopper_helpers as sm90_utils
+from cutlass import Float16, Float32, Int32, Uint8
+from cutlass.cute.nvgpu import cpasync, warpgroup
+
+from shared.cute.fp4_decode import decode_e2m1x8_f16, e4m3x2_to_f16x2_pair
+from shared.cute.ptx import (
+    ld_shared_u16,
+    ld_shared_u32,
+    ld_shared_v2,
+    ld_shared_v4,
+    ld_shared_v4_f32,
+    prmt,
+    st_cluster_v4_f32,
+    st_shared_v4,
+)
+from shared.cute.sm90_config import K_SUB, ROW_BYTES, SF_ROW_BYTES, Sm90Config
+
+
+@dataclass(frozen=True)
+class RingAddresses:
+    """32-bit shared addresses of the CTA's rings and their byte strides, for the hand-written
+    decode (which applies the 128B swizzle itself): packed S (s4) and R (r4) values, their scales
+    (sfs, sfr), the decoded S ring (s16). *_stage: one ring stage of one operand; *_bytes: a whole
+    ring of one operand; s16_sub: one 64-K sub-tile of one S operand."""
+
+    s4_base: object
+    r4_base: object
+    sfs_base: object
+    sfr_base: object
+    s16_base: object
+    s4_stage: int
+    r4_stage: int
+    sfs_stage: int
+    sfr_stage: int
+    s16_sub: int
+    s4_bytes: int
+    r4_bytes: int
+    sfs_bytes: int
+    sfr_bytes: int
+
+
+class Sm90BlockScaledGemm:
+    """Fused block-scaled NVFP4 GEMM with `num_b` B operands sharing A (1: GEMM, 2: dual GEMM).
+
+    Subclasses set `num_b` and define `epilogue_value(self, accs, i) -> Float32` (element i of the
+    accumulator fragments -> the value written to C as fp16).
+    """
+
+    num_b = 1
+    # Scales as the leaderboard's reordered copies hold them (LEADERBOARD.md 2.5: per 128 rows and
+    # 256 K, one contiguous 2048-byte block of four 512-byte atoms) instead of plain [rows, K/16]
+    # rows; needs 128-row tiles on both sides (grouped GEMM).
+    blocked_sf = False
+
+    def __init__(self, config: Sm90Config):
+        config.check(self.num_b)
+        if self.blocked_sf and (config.smem_rows != 128 or config.reg_rows != 128 or config.swap_ab):
+            # a stage's scale box is one whole 128-row block per side (the block's rows interleave)
+            raise ValueError(f"{type(self).__name__}: blocked scales need 128-row tiles on both sides, got {config}")
+        self.cfg = config
+        self.rows_s = config.smem_rows
+        self.rows_r = config.reg_rows
+        self.n_cwg = config.n_cwg
+        self.stages = config.stages
+        self.a_slots = config.a_slots
+        self.ns, self.nr = config.operands(self.num_b)
+        self.unit_cols = 2 * config.a_batch  # decoder units per row, S operand and batch (a power of two)
+
+    @staticmethod
+    def can_implement(m: int, n: int, k: int, l: int, config: Sm90Config) -> bool:
+        return config.shape_error(m, n, k, l) is None
+
+    # ---------------------------------------------------------------- host
+    def _smem_layouts(self):
+        # Packed FP4 bytes: rows of 128 bytes, 128B swizzle (16-byte chunk ^= row % 8), so that
+        # eight consecutive rows read at the same K hit eight different bank groups. One ring per
+        # side; a ring holds the tiles of all operands of its side, one after the other.
+        u8_atom = cute.make_composed_layout(
+            cute.make_swizzle(3, 4, 3), 0, cute.make_layout((8, ROW_BYTES), stride=(ROW_BYTES, 1)))
+        self.sS4_layout = cute.tile_to_shape(u8_atom, (self.rows_s, ROW_BYTES, self.cfg.a_ring), order=(0, 1, 2))
+        self.sR4_layout = cute.tile_to_shape(u8_atom, (self.rows_r, ROW_BYTES, self.stages), order=(0, 1, 2))
+        # A stage of scales: plain rows of 16 bytes, or (blocked_sf) the 2048-byte block of a 128-row
+        # tile as 16 rows of 128 bytes (a TMA box side is at most 256 elements)
+        sf_shape = (lambda rows: (rows // 8, 128)) if self.blocked_sf else (lambda rows: (rows, SF_ROW_BYTES))
+        self.sSFS_layout = cute.make_layout(
+            (*sf_shape(self.rows_s), self.cfg.a_ring), stride=(sf_shape(self.rows_s)[1], 1, self.rows_s * SF_ROW_BYTES))
+        self.sSFR_layout = cute.make_layout(
+            (*sf_shape(self.rows_r), self.stages), stride=(sf_shape(self.rows_r)[1], 1, self.rows_r * SF_ROW_BYTES))
+        f16_atom = warpgroup.make_smem_layout_atom(warpgroup.SmemLayoutAtomKind.K_SW128, Float16)
+        # decoded ring: sub-tile slot * ns + s holds S operand s of ring slot `slot`
+        self.sS16_layout = cute.tile_to_shape(f16_atom, (self.rows_s, K_SUB, self.a_slots * self.ns), order=(0, 1, 2))
+
+    def _roles(self, a, bs, pC, m, n):
+        """Host side of the roles: the TMA atoms (tma, gmem view) of packed values and of scales of
+        every operand, S side first (the kernel takes 3 operands; for a GEMM the last is a copy), the
+        (r, s) view of C that the accumulators D[r, s] map onto, and the grid. a and each of bs are
+        (packed values, scales) tensors."""
+        if self.cfg.swap_ab:
+            s_ops, r_ops = list(bs), [a]
+            mD = cute.make_tensor(pC, cute.make_layout((m, n), stride=(n, 1)))  # C itself
+            s_total, r_total = n, m
+        else:
+            s_ops, r_ops = [a], list(bs)
+            mD = cute.make_tensor(pC, cute.make_layout((n, m), stride=(1, n)))  # C transposed
+            s_total, r_total = m, n
+        g2s = cpasync.CopyBulkTensorTileG2SOp()
+        one = lambda lay: cute.slice_(lay, (None, None, 0))  # noqa: E731
+        sides = [(op, self.sS4_layout, self.sSFS_layout, self.rows_s) for op in s_ops]
+        sides += [(op, self.sR4_layout, self.sSFR_layout, self.rows_r) for op in r_ops]
+        atoms = []
+        for (vals, sfs), lay4, lay_sf, rows in sides:
+            atoms += list(cpasync.make_tiled_tma_atom(g2s, vals, one(lay4), (rows, ROW_BYTES)))
+            sf_box = (rows // 8, 128) if self.blocked_sf else (rows, SF_ROW_BYTES)
+            atoms += list(cpasync.make_tiled_tma_atom(g2s, sfs, one(lay_sf), sf_box))
+        atoms += atoms[-4:] * (3 - len(sides))
+        grid = ((s_total + self.rows_s - 1) // self.rows_s, r_total // self.rows_r, self.cfg.splits)
+        return atoms, mD, grid
+
+    @cute.jit
+    def __call__(self, pA: cute.Pointer, pB1: cute.Pointer, pB2: cute.Pointer, pSFA: cute.Pointer,
+                 pSFB1: cute.Pointer, pSFB2: cute.Pointer, pC: cute.Pointer,
+                 m: Int32, n: Int32, k_tiles: Int32):
+        """Launch on raw device pointers (L = 1); k_tiles = K / 256."""
+        self._smem_layouts()
+        row_b = k_tiles * ROW_BYTES  # written as products so that TMA sees 16-byte-divisible strides
+        row_sf = k_tiles * SF_ROW_BYTES
+
+        def rows_of(p, rows, width):
+            return cute.make_tensor(p, cute.make_layout((rows, width), stride=(width, 1)))
+
+        a = (rows_of(pA, m, row_b), rows_of(pSFA, m, row_sf))
+        bs = [(rows_of(pB1, n, row_b), rows_of(pSFB1, n, row_sf)),
+              (rows_of(pB2, n, row_b), rows_of(pSFB2, n, row_sf))][: self.num_b]
+        atoms, mD, grid = self._roles(a, bs, pC, m, n)
+        self.shared_storage = self._shared_storage()
+        self.kernel(*atoms, mD, self._tiled_mma(), k_tiles).launch(
+            grid=grid, block=[self.cfg.threads, 1, 1], cluster=[1, 1, self.cfg.splits], min_blocks_per_mp=1)
+
+    def _tiled_mma(self):
+        """wgmma 64 x rows_s x 16, fp16 operands (the R side from registers), fp32 accumulators."""
+        return sm90_utils.make_trivial_tiled_mma(
+            Float16, Float16, warpgroup.OperandMajorMode.K, warpgroup.OperandMajorMode.K, Float32,
+            (1, 1, 1), tiler_mn=(64, self.rows_s), a_source=warpgroup.OperandSource.RMEM)
+
+    def _shared_storage(self):
+        """The CTA's shared memory: the three rings' barriers and buffers (after _smem_layouts)."""
+        S, SA, R = self.stages, self.cfg.a_ring, self.a_slots
+
+        mem, align = cute.struct.MemRange, cute.struct.Align
+        fields = {  # a class body's annotations would be strings here (postponed evaluation)
+            "lda_mbar": mem[cutlass.Int64, 2 * SA],
+            "ldb_mbar": mem[cutlass.Int64, 2 * S],
+            "a16_mbar": mem[cutlass.Int64, 2 * R],
+            "sS4": align[mem[Uint8, cute.cosize(self.sS4_layout) * self.ns], 1024],
+            "sR4": align[mem[Uint8, cute.cosize(self.sR4_layout) * self.nr], 1024],
+            "sS16": align[mem[Float16, cute.cosize(self.sS16_layout)], 1024],
+            "sSFS": align[mem[Uint8, cute.cosize(self.sSFS_layout) * self.ns], 128],
+            "sSFR": align[mem[Uint8, cute.cosize(self.sSFR_layout) * self.nr], 128],
+        }
+        return cute.struct(type("SharedStorage", (), {"__annotations__": fields}))
+
+    # ---------------------------------------------------------------- device
+    @staticmethod
+    def _ring_views(buf, layout, count):
+        """`count` swizzled ring tensors laid one after the other in the Uint8 buffer `buf`."""
+        size = cute.cosize(layout)
+        return [cute.make_tensor(cute.recast_ptr(buf.iterator + i * size, layout.inner, dtype=Uint8), layout.outer)
+                for i in range(count)]
+
+    @cute.kernel
+    def kernel(self, tma_0: cute.CopyAtom, g_0: cute.Tensor, tma_sf0: cute.CopyAtom, g_sf0: cute.Tensor,
+               tma_1: cute.CopyAtom, g_1: cute.Tensor, tma_sf1: cute.CopyAtom, g_sf1: cute.Tensor,
+               tma_2: cute.CopyAtom, g_2: cute.Tensor, tma_sf2: cute.CopyAtom, g_sf2: cute.Tensor,
+               mD: cute.Tensor, tiled_mma: cute.TiledMma, k_tiles: Int32):
+        # operands 0 .. ns-1 are the S side, the next nr the R side (the rest unused)
+        ops = [(tma_0, g_0, tma_sf0, g_sf0), (tma_1, g_1, tma_sf1, g_sf1), (tma_2, g_2, tma_sf2, g_sf2)]
+        bid_s, bid_r, split = cute.arch.block_idx()
+        self._tile(ops, mD, tiled_mma, k_tiles, bid_s, bid_r, split, None)
+
+    @cute.jit
+    def _tile(self, ops, mD, tiled_mma, k_tiles, bid_s, bid_r, split, descs):
+        """One CTA's output tile (bid_s, bid_r) of D, K tiles split*k_tiles/splits onwards: the shared
+        memory, its pipelines, then every role (producer, decoders, consumers).
+        descs: None (TMA through the atoms' own descriptors) or, per operand, the global-memory
+        addresses of its (values, scales) TMA descriptors (grouped GEMM)."""
+        ns, nr = self.ns, self.nr
+        rows_s, rows_r = self.rows_s, self.rows_r
+        self._smem_layouts()  # static layouts, rebuilt inside the kernel's region
+        tidx, _, _ = cute.arch.thread_idx()
+        warp = cute.arch.make_warp_uniform(cute.arch.warp_idx())
+        wg = warp // 4
+        kt_own = k_tiles // self.cfg.splits  # this CTA's K tiles: kt_first .. kt_first + kt_own - 1
+        kt_first = split * kt_own
+
+        smem = cutlass.utils.SmemAllocator()
+        st = smem.allocate(self.shared_storage)
+        sS4_all = st.sS4.get_tensor(cute.make_layout(cute.cosize(self.sS4_layout) * ns))
+        sR4_all = st.sR4.get_tensor(cute.make_layout(cute.cosize(self.sR4_layout) * nr))
+        sSFS_all = st.sSFS.get_tensor(cute.make_layout(cute.cosize(self.sSFS_layout) * ns))
+        sSFR_all = st.sSFR.get_tensor(cute.make_layout(cute.cosize(self.sSFR_layout) * nr))
+        sS16 = st.sS16.get_tensor(self.sS16_layout.outer, swizzle=self.sS16_layout.inner)
+        sS4 = self._ring_views(sS4_all, self.sS4_layout, ns)
+        sR4 = self._ring_views(sR4_all, self.sR4_layout, nr)
+        s4_bytes, r4_bytes = cute.cosize(self.sS4_layout), cute.cosize(self.sR4_layout)
+        sfs_bytes, sfr_bytes = cute.cosize(self.sSFS_layout), cute.cosize(self.sSFR_layout)
+        sSFS = [cute.make_tensor(sSFS_all.iterator + i * sfs_bytes, self.sSFS_layout) for i in range(ns)]
+        sSFR = [cute.make_tensor(sSFR_all.iterator + i * sfr_bytes, self.sSFR_layout) for i in range(nr)]
+
+        # Raw shared addresses for the hand-written decode (the swizzle is applied by hand below).
+        at = RingAddresses(
+            s4_base=sS4_all.iterator.toint(), r4_base=sR4_all.iterator.toint(), sfs_base=sSFS_all.iterator.toint(),
+            sfr_base=sSFR_all.iterator.toint(), s16_base=sS16.iterator.toint(), s4_stage=rows_s * ROW_BYTES,
+            r4_stage=rows_r * ROW_BYTES, sfs_stage=rows_s * SF_ROW_BYTES, sfr_stage=rows_r * SF_ROW_BYTES,
+            s16_sub=rows_s * K_SUB * 2, s4_bytes=s4_bytes, r4_bytes=r4_bytes, sfs_bytes=sfs_bytes, sfr_bytes=sfr_bytes)
+
+        n_consumer_warps = 4 * self.n_cwg
+        n_dec = self.cfg.decoder_threads
+
+        def tma_ring(mbar, stages, releasing_warps, rows):
+            # one arrive per releasing warp
+            return pipeline.PipelineTmaAsync.create(
+                barrier_storage=mbar.data_ptr(), num_stages=stages,
+                producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread),
+                consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, releasing_warps),
+                tx_count=rows * (ROW_BYTES + SF_ROW_BYTES), cta_layout_vmnk=cute.make_layout((1, 1, 1, 1)))
+
+        lda_pipe = tma_ring(st.lda_mbar, self.cfg.a_ring, n_dec // 32, ns * rows_s)  # S side: the decoders
+        ldb_pipe = tma_ring(st.ldb_mbar, self.stages, n_consumer_warps, nr * rows_r)  # R side: the consumers
+        a16_pipe = pipeline.PipelineAsync.create(
+            barrier_storage=st.a16_mbar.data_ptr(), num_stages=self.a_slots,
+            producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, n_dec),
+            consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 32 * n_consumer_warps))
+
+        if wg < self.cfg.n_dwg:
+            cute.arch.setmaxregister_decrease(self.cfg.producer_regs)
+            if warp == 0:
+                self.producer(ops, descs, (sS4, sSFS, sR4, sSFR), bid_s, bid_r, k_tiles, kt_first, kt_own,
+                              lda_pipe, ldb_pipe)
+            else:
+                self.decoders(tidx, at, kt_own, lda_pipe, a16_pipe)
+            if cutlass.const_expr(self.cfg.splits > 1):
+                # the split's two cluster barriers (_add_split_sums): the operand buffers receive the
+                # other CTA's sums only once every warp of both CTAs is done with them
+                for _ in cutlass.range_constexpr(2):
+                    cute.arch.cluster_arrive()
+                    cute.arch.cluster_wait()
+        else:
+            self.consumers(tidx, warp, wg, tiled_mma, sS16, at, kt_own, split, ldb_pipe, a16_pipe, mD, bid_s, bid_r)
+
+    @cute.jit
+    def producer(self, ops, descs, rings, bid_s, bid_r, k_tiles, kt_first, kt_own, lda_pipe, ldb_pipe):
+        """Warp 0: TMA loads of the packed values and scales of every operand into the two packed rings,
+        the S side one K tile ahead of the R side."""
+        ns, nr, rows_s, rows_r = self.ns, self.nr, self.rows_s, self.rows_r
+        sS4, sSFS, sR4, sSFR = rings
+        for i in cutlass.range_constexpr(ns + nr):
+            if cutlass.const_expr(descs is None):
+                cpasync.prefetch_descriptor(ops[i][0])
+            else:
+                # written by the descriptor kernel (generic proxy) before this launch
+                for d in descs[i]:
+                    cpasync.fence_tma_desc_acquire(d)
+        parts = [self._tma_part(ops[i], sS4[i], sSFS[i], rows_s, bid_s, k_tiles,
+                                None if descs is None else descs[i]) for i in range(ns)]
+        parts += [self._tma_part(ops[ns + i], sR4[i], sSFR[i], rows_r, bid_r, k_tiles,
+                                 None if descs is None else descs[ns + i]) for i in range(nr)]
+        prod_a = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, self.cfg.a_ring)
+        prod_b = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, self.stages)
+        # the S side runs one K tile ahead of the R side: its load of tile i is not held up
+        # behind the wait for a free R stage (which the consumers release last)
+        for i in cutlass.range(kt_own + 1, unroll=1):
+            if i < kt_own:
+                kt = kt_first + i
+                lda_pipe.producer_acquire(prod_a)
+                bar = lda_pipe.producer_get_barrier(prod_a)
+                for j in cutlass.range_constexpr(ns):
+                    self._tma_load(parts[j], kt, prod_a.index, bar)
+                lda_pipe.producer_commit(prod_a)
+                prod_a.advance()
+            if i > 0:
+                kt = kt_first + i - 1
+                ldb_pipe.producer_acquire(prod_b)
+                bar = ldb_pipe.producer_get_barrier(prod_b)
+                for j in cutlass.range_constexpr(nr):
+                    self._tma_load(parts[ns + j], kt, prod_b.index, bar)
+                ldb_pipe.producer_commit(prod_b)
+                prod_b.advance()
+
+
+    @cute.jit
+    def decoders(self, tidx, at, kt_own, lda_pipe, a16_pipe):
+        """The other warps of the first n_dwg warpgroups: each 256-K stage of the S side -> four 64-K
+        fp16 sub-tiles of every S operand in the decoded ring."""
+        ns, rows_s, n_dec, skip = self.ns, self.rows_s, self.cfg.decoder_threads, self.cfg.debug_skip
+        s4_base, s4_stage, s4_bytes, s16_base, s16_sub = at.s4_base, at.s4_stage, at.s4_bytes, at.s16_base, at.s16_sub
+        sfs_base, sfs_stage, sfs_bytes = at.sfs_base, at.sfs_stage, at.sfs_bytes
+        # ---------------- S-side decoders (warps 1 .. 4*n_dwg-1): 256-K stage -> four 64-K
+        # fp16 sub-tiles of every S operand
+        dt = tidx - 32
+        # unit u = col * rows_s + row: 32-K chunk `col` (S operand, then chunk of the batch) of
+        # row `row`; thread dt takes units dt, dt + n_dec, ...; consecutive threads take
+        # consecutive rows (conflict-free 16-byte accesses). (row, col) advance by adds: a
+        # division and a modulo per unit made a unit ~110 instructions instead of ~92.
+        row_first, col_first = dt % rows_s, dt // rows_s
+        # n_dec and rows_s are multiples of 8, so every unit of a thread has the same row % 8
+        sw = dt & 7
+        sts_off = [(p ^ (sw & 3)) * 16 for p in range(4)]
+        cols, cols_log2 = self.unit_cols, self.unit_cols.bit_length() - 1
+        ld_state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, self.cfg.a_ring)
+        a_state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, self.a_slots)
+        a_com = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, self.a_slots)
+        for _kt in cutlass.range(kt_own, unroll=1):
+            lda_pipe.consumer_wait(ld_state)
+            src_stage = s4_base + ld_state.index * s4_stage
+            sf_stage = sfs_base + ld_state.index * sfs_stage
+            # a_batch sub-tiles per hand-off: one proxy fence and barrier round per batch
+            # (consecutive ring slots, wrapping around the ring)
+            nbat = self.cfg.a_batch
+            for h in cutlass.range_constexpr(4 // nbat):
+                a16_pipe.producer_acquire(a_state)
+                slot0 = a_state.index
+                a_state.advance()
+                for _sub in cutlass.range_constexpr(nbat - 1):
+                    a16_pipe.producer_acquire(a_state)
+                    a_state.advance()
+                row, col = row_first, col_first
+                for _u in cutlass.range(dt, 0 if skip & 1 else cols * rows_s * ns, n_dec,
+                                        unroll=self.cfg.a_unroll):
+                    op, cl = (col >> cols_log2, col & (cols - 1)) if ns > 1 else (0, col)
+                    slot = slot0 + (cl >> 1)  # (slot0 + cl // 2) mod a_slots, slot0 < a_slots
+                    if slot >= self.a_slots:
+                        slot = slot - self.a_slots
+                    self._decode_unit_to_smem(src_stage + op * s4_bytes, sf_stage + op * sfs_bytes,
+                                              s16_base + (slot * ns + op) * s16_sub, row, cols * h + cl, cl & 1,
+                                              sw, sts_off)
+                    row = row + n_dec % rows_s
+                    col = col + n_dec // rows_s
+                    if row >= rows_s:
+                        row = row - rows_s
+                        col = col + 1
+                # generic-proxy stores -> visible to the wgmma (async proxy) reads
+                cute.arch.fence_proxy("async.shared", space="cta")
+                for _sub in cutlass.range_constexpr(nbat):
+                    a16_pipe.producer_commit(a_com)
+                    a_com.advance()
+            lda_pipe.consumer_release(ld_state)
+            ld_state.advance()
+
+
+    @cute.jit
+    def consumers(self, tidx, warp, wg, tiled_mma, sS16, at, kt_own, split, ldb_pipe, a16_pipe, mD, bid_s, bid_r):
+        """The last n_cwg warpgroups: R fragments decoded into registers, wgmma against the decoded S
+        ring, the split's sum exchange, the epilogue."""
+        ns, nr, rows_s, skip = self.ns, self.nr, self.rows_s, self.cfg.debug_skip
+        r4_base, r4_stage, r4_bytes, s4_base = at.r4_base, at.r4_stage, at.r4_bytes, at.s4_base
+        sfr_base, sfr_stage, sfr_bytes = at.sfr_base, at.sfr_stage, at.sfr_bytes
+        # ---------------- consumers: R fragments in registers, wgmma, epilogue
+        cute.arch.setmaxregister_increase(self.cfg.consumer_regs)
+        cw = wg - self.cfg.n_dwg
+        t = tidx % 128
+        lane = tidx % 32
+        wq = (warp % 4) * 16
+        row0 = cw * 64 + wq + lane // 4  # this thread's rows: row0 and row0 + 8 of the CTA's R tile
+        c = lane % 4  # this thread's word of every 32-K chunk
+        sw = (lane // 4) % 8  # = row0 % 8 = (row0 + 8) % 8
+        # Scales: 8 bytes per row and half stage (one 64-bit load per row and R operand); chunk ch
+        # uses group 2 * ch + c // 2, i.e. byte 2 * (ch % 2) + c // 2 of word (ch % 4) // 2.
+        # prmt selectors for even and odd ch: (row0's byte, row0 + 8's byte)
+        k0 = c // 2
+        sf_sel = [k0 + ((k0 + 4) << 4), k0 + 0x22 + ((k0 + 4) << 4)]
+
+        thr_mma = tiled_mma.get_slice(t)
+        tCsS = thr_mma.partition_B(sS16)
+        tCrS = tiled_mma.make_fragment_B(tCsS)
+        acc_shape = thr_mma.partition_shape_C((64, rows_s))
+        # accumulator r * ns + s: R operand r times S operand s (the B operands in order)
+        accs = [cute.make_rmem_tensor(acc_shape, Float32) for _ in range(ns * nr)]
+        for i in cutlass.range_constexpr(ns * nr):
+            accs[i].fill(0.0)
+        cw32 = self.cfg.chunk_k // 32  # 32-K words per round and row
+        rounds = K_SUB // self.cfg.chunk_k  # rounds per 64-K sub-tile
+        frags = [[thr_mma.make_fragment_A(thr_mma.partition_shape_A((64, self.cfg.chunk_k))) for _ in range(2)]
+                 for _ in range(nr)]
+        frag_i32 = [[cute.recast_tensor(frags[r][s], Int32) for s in range(2)] for r in range(nr)]
+
+        ld_state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, self.stages)
+        a_state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, self.a_slots)
+        a_rel = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, self.a_slots)
+        tiled_mma.set(warpgroup.Field.ACCUMULATE, True)
+        for kt in cutlass.range(kt_own, unroll=1):
+            ldb_pipe.consumer_wait(ld_state)
+            r_stage = r4_base + ld_state.index * r4_stage
+            sf_stage = sfr_base + ld_state.index * sfr_stage
+
+            def load_words(r_stage, rnd):
+                # the thread's word c of each 32-K chunk ch of round rnd in its two rows, for
+                # every R operand: [h][r] = (row0's word, row0 + 8's word), ch = cw32 * rnd + h.
+                # Defined inside the K loop: the DSL rejects a function from outside a staged
+                # loop that captures values (here c, row0, sw)
+                return [[(ld_shared_u32(r_stage + r * r4_bytes + row0 * ROW_BYTES + ((ch ^ sw) * 16) + 4 * c),
+                          ld_shared_u32(r_stage + r * r4_bytes + (row0 + 8) * ROW_BYTES + ((ch ^ sw) * 16) + 4 * c))
+                         for r in range(0 if skip & 2 else nr)]
+                        for ch in range(cw32 * rnd, cw32 * rnd + cw32)]
+
+            words = load_words(r_stage, 0)
+            for sub in cutlass.range_constexpr(4):
+                a16_pipe.consumer_wait(a_state)
+                if cutlass.const_expr(sub % 2 == 0):
+                    sf_words = []
+                    for r in cutlass.range_constexpr(0 if skip & 2 else nr):
+                        sfr = sf_stage + r * sfr_bytes
+                        sf_words.append((self._sf_words(sfr, row0, sub), self._sf_words(sfr, row0 + 8, sub)))
+                for q in cutlass.range_constexpr(rounds):
+                    rnd = sub * rounds + q
+                    rs = rnd % 2  # register set (rounds per K tile are even)
+                    # load the next round's words now: they are issued ahead of this round's
+                    # wgmma and its wait, which hide their latency (dual_gemm config.py: 1-3% on two shapes)
+                    cur = words
+                    if cutlass.const_expr(rnd + 1 < 4 * rounds):
+                        words = load_words(r_stage, rnd + 1)
+                    for h in cutlass.range_constexpr(cw32):
+                        ch = cw32 * rnd + h
+                        for r in cutlass.range_constexpr(0 if skip & 2 else nr):
+                            w_lo, w_hi = cur[h][r]
+                            sf_lo, sf_hi = sf_words[r]
+                            s_lo, s_hi = e4m3x2_to_f16x2_pair(
+                                prmt(sf_lo[(ch % 4) // 2], sf_hi[(ch % 4) // 2], sf_sel[ch % 2]))
+                            d_lo = decode_e2m1x8_f16(w_lo, s_lo)
+                            d_hi = decode_e2m1x8_f16(w_hi, s_hi)
+                            f = frag_i32[r][rs]
+                            # pair j -> k16 block 2h + j // 2 of the round, fragment columns +8 when j is odd
+                            for j in cutlass.range_constexpr(4):
+                                f[(0, 0, j % 2), 0, 2 * h + j // 2] = d_lo[j]
+                                f[(0, 1, j % 2), 0, 2 * h + j // 2] = d_hi[j]
+                    warpgroup.fence()
+                    for r in cutlass.range_constexpr(nr):
+                        for s in cutlass.range_constexpr(ns):
+                            for kb in cutlass.range_constexpr(2 * cw32):
+                                cute.gemm(tiled_mma, accs[r * ns + s], frags[r][rs][(None, None, kb)],
+                                          tCrS[(None, None, 2 * cw32 * q + kb, a_state.index * ns + s)],
+                                          accs[r * ns + s])
+                    warpgroup.commit_group()
+                    # at most one round in flight: the other fragment slot and every earlier
+                    # sub-tile are free again
+                    if sub == 3 and q == rounds - 1:
+                        # drain in the last k tile: the epilogue must read finished accumulators
+                        # (ptxas was seen hoisting them above a wait placed after the loop)
+                        if kt == kt_own - 1:
+                            warpgroup.wait_group(0)
+                        else:
+                            warpgroup.wait_group(self.cfg.wgmma_depth)
+                    else:
+                        warpgroup.wait_group(self.cfg.wgmma_depth)
+                    if q == 0:
+                        if sub > 0:
+                            a16_pipe.consumer_release(a_rel)
+                            a_rel.advance()
+                        else:
+                            if kt > 0:
+                                a16_pipe.consumer_release(a_rel)
+                                a_rel.advance()
+                a_state.advance()
+            ldb_pipe.consumer_release(ld_state)
+            ld_state.advance()
+        warpgroup.wait_group(0)
+        a16_pipe.consumer_release(a_rel)
+
+        if cutlass.const_expr(self.cfg.splits > 1):
+            # each CTA of the split finishes half of the tile: the accumulator vectors (4 values,
+            # one 8-column block) in halves[split]
+            nv = cute.size(accs[0]) // 4
+            halves = ((0, nv // 2), (nv // 2, nv))
+            self._add_split_sums(accs, split, s4_base, cw * 128 + t, halves)
+            own = [(4 * first, 4 * last) for first, last in halves]  # as fragment elements
+            if split == 0:
+                self._epilogue(accs, mD, thr_mma, acc_shape, bid_s, bid_r, cw, own[0])
+            else:
+                self._epilogue(accs, mD, thr_mma, acc_shape, bid_s, bid_r, cw, own[1])
+        else:
+            self._epilogue(accs, mD, thr_mma, acc_shape, bid_s, bid_r, cw)
+
+
+    def _tma_part(self, op, s_vals, s_sf, rows, bid, k_tiles, descs):
+        """TMA partitions of one operand's (packed values, scales): its CTA tile of `rows` rows, every K
+        tile; descs: None or the (values, scales) descriptor addresses to load through."""
+        tma, g_full, tma_sf, g_sf_full = op
+        g = cute.local_tile(g_full, (rows, ROW_BYTES), (bid, None))
+        if cutlass.const_expr(self.blocked_sf):
+            # blocks of 16 x 128 bytes in (row tile, K tile) order: K tile kt of this tile is block bid * k_tiles + kt
+            g_sf = cute.local_tile(g_sf_full, (rows // 8, 128), (None, 0))
+            sf_first = bid * k_tiles
+        else:
+            g_sf = cute.local_tile(g_sf_full, (rows, SF_ROW_BYTES), (bid, None))
+            sf_first = 0
+        t_s, t_g = cpasync.tma_partition(tma, 0, cute.make_layout(1), cute.group_modes(s_vals, 0, 2),
+                                         cute.group_modes(g, 0, 2))
+        t_ssf, t_gsf = cpasync.tma_partition(tma_sf, 0, cute.make_layout(1), cute.group_modes(s_sf, 0, 2),
+                                             cute.group_modes(g_sf, 0, 2))
+        return tma, t_s, t_g, tma_sf, t_ssf, t_gsf, sf_first, descs
+
+    @staticmethod
+    def _tma_load(part, kt, stage, bar):
+        """K tile kt of one operand (values and scales) into ring stage `stage`, completing on `bar`."""
+        tma, t_s, t_g, tma_sf, t_ssf, t_gsf, sf_first, descs = part
+        if cutlass.const_expr(descs is None):
+            cute.copy(tma, t_g[(None, kt)], t_s[(None, stage)], tma_bar_ptr=bar)
+            cute.copy(tma_sf, t_gsf[(None, sf_first + kt)], t_ssf[(None, stage)], tma_bar_ptr=bar)
+        else:
+            cute.copy(tma, t_g[(None, kt)], t_s[(None, stage)], tma_bar_ptr=bar, tma_desc_ptr=descs[0])
+            cute.copy(tma_sf, t_gsf[(None, sf_first + kt)], t_ssf[(None, stage)], tma_bar_ptr=bar,
+                      tma_desc_ptr=descs[1])
+
+    def _sf_words(self, base, row, sub):
+        """The 8 scale bytes of `row` for sub-tiles sub and sub + 1 (sub even: 128 K) of a stage at
+        shared address `base`, as two words."""
+        if cutlass.const_expr(self.blocked_sf):
+            at = base + sub * 512 + (row % 32) * 16 + (row // 32) * 4  # atom sub, the row's 4-byte group
+            return [ld_shared_u32(at), ld_shared_u32(at + 512)]
+        else:
+            return ld_shared_v2(base + row * SF_ROW_BYTES + 4 * sub)
+
+    @cute.jit
+    def _epilogue(self, accs, mD, thr_mma, acc_shape, bid_s, bid_r, cw, elems=None):
+        """Registers -> C (through the D[r, s] view), fp16: every fragment element, or those in the
+        static range `elems` (a split CTA's half); in a partial last S tile only the columns
+        s < S extent are stored."""
+        tile, at = (64, self.rows_s), (bid_r * self.n_cwg + cw, bid_s)
+        tCgD = thr_mma.partition_C(cute.local_tile(mD, tile, at))
+        out = cute.make_rmem_tensor(acc_shape, Float16)
+        first, last = (0, cute.size(out)) if elems is None else elems
+        for i in cutlass.range_constexpr(first, last):
+            out[i] = self.epilogue_value(accs, i).to(Float16)
+        s_total = mD.shape[1]
+        if cutlass.const_expr(elems is None) and (bid_s + 1) * self.rows_s <= s_total:
+            cute.autovec_copy(out, tCgD)
+        else:
+            tCcD = thr_mma.partition_C(cute.local_tile(cute.make_identity_tensor(mD.shape), tile, at))
+            for i in cutlass.range_constexpr(first, last):
+                if tCcD[i][1] < s_total:
+                    tCgD[i] = out[i]
+
+    @cute.jit
+    def _add_split_sums(self, accs, split, buf, ct, halves):
+        """Split-K over a cluster of 2, CTA i finishing the accumulator vectors in halves[i]:
+        consumer thread ct hands the fp32 sums of the other CTA's half to the same thread of the
+        other CTA, into its operand buffers at `buf` (distributed shared memory; 16-byte vectors,
+        thread-minor: conflict-free), then adds the half it received. Halving the hand-over and the
+        epilogue per CTA (rather than CTA 1 handing everything to CTA 0) shortens the split's tail.
+        Every thread of both CTAs takes part in the two cluster barriers (the other warps at the end
+        of their roles): after the first, no warp touches its operand buffers any more; after the
+        second, the sums have landed (release / acquire)."""
+        n_ct = 128 * self.n_cwg
+        nv = cute.size(accs[0]) // 4
+        cute.arch.cluster_arrive()
+        cute.arch.cluster_wait()
+        for mine in cutlass.range_constexpr(2):
+            if split == mine:
+                for b in cutlass.range_constexpr(self.num_b):
+                    for v in cutlass.range_constexpr(*halves[1 - mine]):
+                        st_cluster_v4_f32(buf + ((b * nv + v) * n_ct + ct) * 16, Int32(1 - mine), accs[b][4 * v],
+                                          accs[b][4 * v + 1], accs[b][4 * v + 2], accs[b][4 * v + 3])
+        cute.arch.cluster_arrive()
+        cute.arch.cluster_wait()
+        for mine in cutlass.range_constexpr(2):
+            if split == mine:
+                for b in cutlass.range_constexpr(self.num_b):
+                    for v in cutlass.range_constexpr(*halves[mine]):
+                        x = ld_shared_v4_f32(buf + ((b * nv + v) * n_ct + ct) * 16)
+                        for j in cutlass.range_constexpr(4):
+                            accs[b][4 * v + j] = accs[b][4 * v + j] + x[j]
+
+    @cute.jit
+    def _decode_unit_to_smem(self, src_stage, sf_stage, dst_slot, row, ch, q, sw, sts_off):
+        """Row `row`, 32-K chunk `ch` of a packed S-side stage -> 32 fp16 in the sub-tile at dst_slot
+        (chunk q of it): one 16-byte load, four 16-byte stores, 128B-swizzled both sides. sw = row % 8
+        and sts_off[p] = 16 * (p ^ (sw % 4)) are the thread's constants: store p goes to 16-byte chunk
+        (4q + p) ^ sw = 4 * (q ^ (sw // 4)) + (p ^ (sw % 4)) of the row."""
+        w = ld_shared_v4(src_stage + row * ROW_BYTES + ((ch ^ sw) * 16))
+        if cutlass.const_expr(self.blocked_sf):
+            # scales 2ch, 2ch + 1 of the row: atom ch // 2, byte (2ch) % 4 of the row's 4-byte group
+            s01 = ld_shared_u16(sf_stage + ((ch >> 1) << 9) + ((row & 31) << 4) + ((row >> 5) << 2) + ((ch & 1) << 1))
+        else:
+            s01 = ld_shared_u16(sf_stage + row * SF_ROW_BYTES + 2 * ch)
+        s0, s1 = e4m3x2_to_f16x2_pair(s01)
+        d0 = decode_e2m1x8_f16(w[0], s0)
+        d1 = decode_e2m1x8_f16(w[1], s0)
+        d2 = decode_e2m1x8_f16(w[2], s1)
+        d3 = decode_e2m1x8_f16(w[3], s1)
+        half = dst_slot + row * (K_SUB * 2) + ((q * 64) ^ ((sw & 4) * 16))  # 64 * (q ^ (sw // 4))
+        for p in cutlass.range_constexpr(4):
+            st_shared_v4(half + sts_off[p], d0[p], d1[p], d2[p], d3[p])
+
+    @cute.jit
+    def epilogue_value(self, accs, i):
+        return accs[0][i]
