@@ -39,11 +39,6 @@ def _cases(problem: str):
 
 def jobs():
     """(name, compile(options)) for every kernel and config; names stay stable across refactors."""
-    import cutlass
-    import cutlass.cute as cute
-
-    from shared.cute.host import compile_arch, null_ptr
-
     out = []
     # sm90 GEMM family: every candidate config of gemm and dual_gemm
     from problems.dual_gemm.config import SM90_CANDIDATES as DUAL_CANDIDATES
@@ -63,7 +58,7 @@ def jobs():
 
     # GEMV: the static key (M, K, L, config) of every manifest case
     from problems.gemv.config import choose_sm90, choose_sm100
-    from problems.gemv.kernel_sm90 import GemvSm90
+    from problems.gemv.kernel_sm90 import GemvSm90, compile_gemv
     from problems.gemv.kernel_sm100 import GemvSm100
 
     for arch, kernel, choose, sms in (("sm90", GemvSm90, choose_sm90, 132), ("sm100", GemvSm100, choose_sm100, 148)):
@@ -74,15 +69,9 @@ def jobs():
             if (m, k, l) in seen or not kernel.can_implement(cfg, m, k, l)[0]:
                 continue
             seen.add((m, k, l))
-
-            def build(o, kernel=kernel, cfg=cfg, m=m, k=k, l=l, sms=sms, arch=arch):
-                u8 = null_ptr(cutlass.Uint8)
-                gpu = "sm_90a" if arch == "sm90" else "sm_100a"
-                with compile_arch(gpu):
-                    return cute.compile(kernel(cfg, m, k, l, sms=sms, b_rows=128), u8, u8, u8, u8,
-                                        null_ptr(cutlass.Float16, align=2), options=f"--gpu-arch {gpu} {o}")
-
-            out.append((f"{arch}/gemv/m{m}_k{k}_l{l}", build))
+            out.append((f"{arch}/gemv/m{m}_k{k}_l{l}",
+                        lambda o, kernel=kernel, cfg=cfg, m=m, k=k, l=l, sms=sms: compile_gemv(
+                            kernel, cfg, m, k, l, sms, options=o)))
 
     # sm100 GEMM family: the config chosen for each manifest case
     from problems.dual_gemm import kernel_sm100 as dual100

@@ -30,19 +30,13 @@ def cases(problem: str, which: str):
 
 def artifacts(kernel_cls, config, dump_root: Path):
     """Compile for sm_90a (cached per session); returns (ptx text, cubin path)."""
-    import cutlass.cute as cute
-    from cutlass import Float16, Int32, Uint8
-
-    from shared.cute.host import compile_arch, null_ptr
+    from shared.cute.host import compile_sm90
 
     key = (kernel_cls.__name__, config)
     if key not in _ARTIFACTS:
         out = dump_root / f"{kernel_cls.__name__}_{len(_ARTIFACTS)}"
         out.mkdir()
-        p8, pc = null_ptr(Uint8, 16), null_ptr(Float16, 16)
-        with compile_arch("sm_90a"):
-            cute.compile(kernel_cls(config), p8, p8, p8, p8, p8, p8, pc, Int32(128), Int32(64), Int32(1),
-                         options=f"--gpu-arch sm_90a --keep-ptx --keep-cubin --dump-dir {out}")
+        compile_sm90(kernel_cls, config, options=f"--keep-ptx --keep-cubin --dump-dir {out}")
         ptx = glob.glob(str(out / "*.ptx"))
         cubin = glob.glob(str(out / "*.cubin"))
         assert len(ptx) == 1 and len(cubin) == 1, f"expected one .ptx and one .cubin in {out}"

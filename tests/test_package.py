@@ -356,7 +356,8 @@ def test_cute_dsl_compiles_from_a_packaged_file(tmp_path, arch):
     pytest.importorskip("cutlass.cute", reason="nvidia-cutlass-dsl is not installed")
     helpers = (REPO / "shared" / "cute" / "host.py").read_text()
     files = {SUB: CUTE_KERNEL, "shared/cute_helpers.py": helpers, "shared/cute/__init__.py": "",
-             "shared/cute/sm90_config.py": (REPO / "shared" / "cute" / "sm90_config.py").read_text()}
+             **{f"shared/cute/{m}.py": (REPO / "shared" / "cute" / f"{m}.py").read_text()
+                for m in ("sm90_config", "launch_queue", "launch_queue_default")}}
     text = pk.package("demo", repo=make_repo(tmp_path / "repo", files), lock=tmp_path / "none.txt").text
     d = tmp_path / "run"
     d.mkdir()

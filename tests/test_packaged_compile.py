@@ -37,14 +37,10 @@ kname = load("problems.%s.kernel_sm100" % problem).__name__
 assert kname.startswith("_nvfp4_bundle"), "not the packaged module: " + kname
 try:
     if problem == "gemv":
-        import cutlass
-        import cutlass.cute as cute
-        kmod, cmod, rt = load("problems.gemv.kernel_sm100"), load("problems.gemv.config"), load("shared.cute.host")
+        kmod, cmod = load("problems.gemv.kernel_sm100"), load("problems.gemv.config")
         m, k, l, sms = 7168, 16384, 1, 148  # a benchmark shape; a B200 has 148 SMs
-        kern = kmod.GemvSm100(cmod.choose_sm100(m, k, l, sms), m, k, l, sms=sms)
-        u8 = rt.null_ptr(cutlass.Uint8)
-        cute.compile(kern, u8, u8, u8, u8, rt.null_ptr(cutlass.Float16, align=2),
-                     options="--gpu-arch sm_100a " + options)
+        load("problems.gemv.kernel_sm90").compile_gemv(kmod.GemvSm100, cmod.choose_sm100(m, k, l, sms), m, k, l,
+                                                       sms, options=options)
     elif problem == "group_gemm":
         kmod = load("problems.group_gemm.kernel_sm100")
         sizes = [(80, 4096, 7168, 1), (176, 4096, 7168, 1)]  # from the first benchmark

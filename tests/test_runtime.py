@@ -8,7 +8,21 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from shared.cute.host import PreparedCalls, PreparedLaunch, call_prepared, device_arch, tensor_key
+from shared import dispatch as dispatch_module
+from shared.cute import launch_queue
+from shared.cute.host import PreparedCalls, PreparedLaunch, device_arch, tensor_key
+from shared.dispatch import Dispatch
+
+GPU = torch.device("cuda", 0)
+QUEUE = {"raw": 0}  # torch's current queue as the fake launch_queue.current reports it
+
+
+@pytest.fixture(autouse=True)
+def fake_queue(monkeypatch):
+    """No GPU here: the current queue is QUEUE["raw"], and the queue argument is 0x50 + its handle."""
+    QUEUE["raw"] = 0
+    monkeypatch.setattr(launch_queue, "current", lambda device_index: QUEUE["raw"])
+    monkeypatch.setattr(launch_queue, "argument", lambda raw: 0x50 + raw)
 
 
 class FakeExecutor:
@@ -46,19 +60,32 @@ class FakeCompiled:
 
 def test_first_launch_is_checked_then_one_c_call_with_arguments_marshalled_once():
     fn = FakeCompiled()
-    launch = PreparedLaunch(fn, [1, 2])
+    launch = PreparedLaunch(fn, [1, 2], GPU)
     assert fn.log == []  # preparing launches nothing
     for _ in range(3):
         launch()
     status_addr = fn.log[2][1][-1]
-    assert fn.log == [("checked", (1, 2)), ("marshal", (1, 2)),
-                      ("entry", [0x101, 0x102, status_addr]), ("entry", [0x101, 0x102, status_addr])]
+    assert fn.log == [("checked", (1, 2, 0x50)), ("marshal", (1, 2, 0x50)),
+                      ("entry", [0x101, 0x102, 0x150, status_addr]), ("entry", [0x101, 0x102, 0x150, status_addr])]
+
+
+def test_each_launch_goes_to_the_current_queue_read_per_call():
+    fn = FakeCompiled()
+    launch = PreparedLaunch(fn, [1], GPU)
+    for raw in (0, 7, 7, 0, 9):
+        QUEUE["raw"] = raw
+        launch()
+    entries = [e[1][:2] for e in fn.log if e[0] == "entry"]
+    checked = [e[1] for e in fn.log if e[0] == "checked"]
+    # a queue seen before reuses its marshalled arguments; a new one is bound by one checked call
+    assert checked == [(1, 0x50), (1, 0x57), (1, 0x59)]
+    assert entries == [[0x101, 0x157], [0x101, 0x150]]
 
 
 def test_one_executor_per_compiled_function():
     fn = FakeCompiled()
     for args in ([1], [2]):
-        launch = PreparedLaunch(fn, args)
+        launch = PreparedLaunch(fn, args, GPU)
         launch()
         launch()
     assert fn.executors == 1
@@ -66,9 +93,9 @@ def test_one_executor_per_compiled_function():
 
 def test_a_cuda_error_from_the_entry_point_is_raised():
     fn = FakeCompiled()
-    launch = PreparedLaunch(fn, [1])
+    launch = PreparedLaunch(fn, [1], GPU)
     launch()
-    launch._status.value = 700  # what the host code writes back on a failed launch
+    launch._bound[0][2].value = 700  # what the host code writes back on a failed launch
     with pytest.raises(RuntimeError, match="CUDA error 700"):
         launch()
 
@@ -79,10 +106,10 @@ def test_a_function_without_the_split_entry_points_is_called_plainly():
     def plain(*args):
         calls.append(args)
 
-    launch = PreparedLaunch(plain, [1])
+    launch = PreparedLaunch(plain, [1], GPU)
     for _ in range(3):
         launch()
-    assert calls == [(1,)] * 3
+    assert calls == [(1, 0x50)] * 3
 
 
 def test_tensor_key_tells_apart_address_shape_strides_and_dtype():
@@ -93,96 +120,101 @@ def test_tensor_key_tells_apart_address_shape_strides_and_dtype():
         assert tensor_key([other]) != key
 
 
-def test_call_prepared_keeps_kernel_launches_only_and_checks_only_on_a_miss(monkeypatch):
-    from shared.cute import host as runtime
+def dispatcher(reads, prepare, portable=lambda data: data[-1]):
+    """A Dispatch whose kernel is `prepare(data)` (a launch, or None for the portable path)."""
+    return Dispatch(check=lambda data: None, kernel=lambda arch, data, shape, sms: prepare(data),
+                    portable=portable, reads=reads)
 
-    monkeypatch.setattr(runtime, "device_arch", lambda device: "sm90")
-    cache, prepared, launched = PreparedCalls(), [], []
+
+@pytest.fixture
+def on_sm90(monkeypatch):
+    """The CPU tensors below taken for an sm90 device's."""
+    monkeypatch.setattr(dispatch_module, "device_arch", lambda device: "sm90")
+    monkeypatch.setattr(dispatch_module, "sm_count", lambda device: 132)
+
+
+def test_dispatch_keeps_kernel_launches_only_and_checks_only_on_a_miss(on_sm90):
+    prepared, launched = [], []
 
     def prepare(data):
         prepared.append(data[0].data_ptr())
-        return PreparedLaunch(lambda *a: launched.append(a), [len(prepared)])
+        return PreparedLaunch(lambda *a: launched.append(a[:-1]), [len(prepared)], GPU)
 
     a, c = torch.zeros(16, dtype=torch.uint8), torch.zeros(4, dtype=torch.float16)
     a2 = torch.zeros(16, dtype=torch.uint8)
-    reads = {"sm90": (0, 1)}
+    call = dispatcher({"sm90": (0, 1)}, prepare)
     for data in ((a, c), (a, c), (a2, c), (a, c)):
-        assert call_prepared(cache, data, reads, prepare) is c
-    assert prepared == [a.data_ptr(), a2.data_ptr()] and len(cache) == 2
+        assert call(data) is c
+    assert prepared == [a.data_ptr(), a2.data_ptr()] and len(call.prepared) == 2
     assert launched == [(1,), (1,), (2,), (1,)]
 
-    portable, other = [], PreparedCalls()
-    reads_none = {}  # no kernel for this device: the portable callable runs every time, never kept
+    portable = []  # no kernel takes the call: the portable path runs every time, nothing is kept
+    other = dispatcher({"sm90": (0, 1)}, lambda data: None, lambda data: portable.append(1))
     for _ in range(2):
-        call_prepared(other, (a, c), reads_none, lambda data: lambda: portable.append(1))
-    assert portable == [1, 1] and len(other) == 0 and not other.by_identity and not other._seen
+        other((a, c))
+    assert portable == [1, 1] and len(other.prepared) == 0 and not other.prepared.by_identity
+    assert not other.prepared._seen
 
 
-def _counting(monkeypatch):
-    """call_prepared with the arch fixed, counting prepare() calls and the keys built on the way."""
-    from shared.cute import host as runtime
-
-    monkeypatch.setattr(runtime, "device_arch", lambda device: "sm90")
+def _counting(monkeypatch, reads):
+    """A Dispatch on sm90, counting prepare() calls and the keys built on the way."""
+    monkeypatch.setattr(dispatch_module, "device_arch", lambda device: "sm90")
+    monkeypatch.setattr(dispatch_module, "sm_count", lambda device: 132)
     counts = {"prepared": 0, "identity_key": 0, "tensor_key": 0}
     for name in ("identity_key", "tensor_key"):
-        real = getattr(runtime, name)
-        monkeypatch.setattr(runtime, name, lambda ts, real=real, name=name: counts.__setitem__(name, counts[name] + 1)
-                            or real(ts))
+        real = getattr(dispatch_module, name)
+        monkeypatch.setattr(dispatch_module, name,
+                            lambda ts, real=real, name=name: counts.__setitem__(name, counts[name] + 1) or real(ts))
 
     def prepare(data):
         counts["prepared"] += 1
-        return PreparedLaunch(lambda *a: None, [])
+        return PreparedLaunch(lambda *a: None, [], GPU)
 
-    return counts, prepare
+    return counts, dispatcher(reads, prepare)
 
 
 def test_identity_aliases_follow_in_place_changes_and_die_with_their_tensors(monkeypatch):
-    counts, prepare = _counting(monkeypatch)
-    cache = PreparedCalls()
+    counts, call = _counting(monkeypatch, {"sm90": (0, 1)})
+    cache = call.prepared
     a, c = torch.zeros(16, dtype=torch.uint8), torch.zeros(4, dtype=torch.float16)
-    reads = {"sm90": (0, 1)}
-    call_prepared(cache, (a, c), reads, prepare)
-    call_prepared(cache, (a, c), reads, prepare)  # a new tuple of the same tensors
+    call((a, c))
+    call((a, c))  # a new tuple of the same tensors
     assert (counts["prepared"], counts["tensor_key"]) == (1, 1)  # found by identity, no tensor_key built
     c.fill_(1.0)  # an in-place op bumps c's version: the identity alias no longer matches ...
-    call_prepared(cache, (a, c), reads, prepare)
+    call((a, c))
     assert (counts["prepared"], counts["tensor_key"]) == (1, 2)  # ... but the tensor_key does: no new checks
     a.resize_(8)  # same object, other shape: a new tensor_key, so checked again
-    call_prepared(cache, (a, c), reads, prepare)
+    call((a, c))
     assert counts["prepared"] == 2
     aliases = len(cache.by_identity)
     del a  # the tuples above are held by the cache alone: let go at the next remember ...
-    call_prepared(cache, (torch.ones(16, dtype=torch.uint8), c), reads, prepare)
+    call((torch.ones(16, dtype=torch.uint8), c))
     assert aliases == 3 and len(cache.by_identity) == 1  # ... and then the aliases of the dead tensor die with it
 
 
 def test_the_same_tuple_again_is_found_without_building_a_key(monkeypatch):
-    counts, prepare = _counting(monkeypatch)
-    cache = PreparedCalls()
+    counts, call = _counting(monkeypatch, {"sm90": (0, 1)})
     data = (torch.zeros(16, dtype=torch.uint8), torch.zeros(4, 4, dtype=torch.float16))
-    reads = {"sm90": (0, 1)}
     for _ in range(3):
-        assert call_prepared(cache, data, reads, prepare) is data[1]
+        assert call(data) is data[1]
     assert counts == {"prepared": 1, "identity_key": 1, "tensor_key": 1}
 
 
 @pytest.mark.parametrize("change", ["fill_", "t_", "resize_", "data swap", "storage resize_", "set_"])
 def test_the_same_tuple_with_a_changed_tensor_is_looked_up_again(monkeypatch, change):
-    counts, prepare = _counting(monkeypatch)
-    cache = PreparedCalls()
+    counts, call = _counting(monkeypatch, {"sm90": (0, 1)})
     a, c = torch.zeros(16, dtype=torch.uint8), torch.zeros(4, 4, dtype=torch.float16)
     data = (a, c)
-    reads = {"sm90": (0, 1)}
-    call_prepared(cache, data, reads, prepare)
+    call(data)
     {"fill_": lambda: c.fill_(1.0), "t_": c.t_, "resize_": lambda: c.resize_(2, 2),
      "data swap": lambda: setattr(c, "data", torch.zeros(4, 4, dtype=torch.float16)),
      "storage resize_": lambda: c.untyped_storage().resize_(4096),
      "set_": lambda: c.set_(torch.zeros(4, 4, dtype=torch.float16))}[change]()
-    call_prepared(cache, data, reads, prepare)
+    call(data)
     assert counts["identity_key"] == 2  # not taken as unchanged
     # a new layout or address is a new tensor_key: checked and prepared again (a value change is not)
     assert counts["prepared"] == (1 if change == "fill_" else 2)
-    call_prepared(cache, data, reads, prepare)
+    call(data)
     assert counts["identity_key"] == 2  # remembered as it is now
 
 
@@ -213,12 +245,18 @@ def test_arguments_only_the_cache_holds_are_let_go():
     assert len(cache._seen) == 2 and cache.seen(kept) is not None
 
 
-def test_call_prepared_leaves_bad_input_to_prepare():
-    def prepare(data):
+def test_dispatch_leaves_bad_input_to_the_check():
+    def check(data):
         raise TypeError("gemm: expected a 7-tuple")
 
+    call = Dispatch(check=check, kernel=lambda *a: None, portable=lambda data: None, reads={"sm90": (0,)})
     with pytest.raises(TypeError, match="7-tuple"):
-        call_prepared(PreparedCalls(), "not a tuple", {"sm90": (0,)}, prepare)
+        call("not a tuple")
+
+
+def test_dispatch_takes_reads_or_tensors():
+    with pytest.raises(TypeError, match="reads .* or tensors"):
+        Dispatch(check=None, kernel=None, portable=None)
 
 
 def test_prepared_calls_are_bounded():

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import cutlass.cute as cute
 
+from shared.cute.host import launch_sm90, prepare_sm90
 from shared.cute.sm90_config import Sm90Config
 from shared.cute.sm90_gemm import Sm90BlockScaledGemm
 
@@ -27,19 +28,22 @@ class GemmSm90(Sm90BlockScaledGemm):
         return accs[0][i]
 
 
-def prepare(data, config: Sm90Config | None = None):
-    """The leaderboard tuple checked and bound to the compiled kernel; calling the result launches
+def prepare(data, config: Sm90Config):
+    """The leaderboard tuple (checked by the caller: shared.inputs.check_block_scaled) bound to the
+    compiled kernel, or None where the config does not take the shape; calling the result launches
     (c written in place)."""
-    from problems.gemm.config import choose_sm90
-    from shared.cute.host import prepare_sm90
-
     a, b, sfa, sfb, _, _, c = data
-    if config is None:
-        config = choose_sm90(a.shape[0], b.shape[0], 2 * a.shape[1])
+    m, n, k, l = a.shape[0], b.shape[0], 2 * a.shape[1], a.shape[2]
+    if config.shape_error(m, n, k, l) is not None:
+        return None
     return prepare_sm90(GemmSm90, config, a, (b,), sfa, (sfb,), c)
 
 
 def run(data, config: Sm90Config | None = None):
-    """custom_kernel entry on an sm_90 device, one launch: the leaderboard tuple -> c (written in place)."""
-    prepare(data, config)()
-    return data[-1]
+    """One launch for direct callers and tests (config: the chooser's when None): the leaderboard
+    tuple -> c, written in place. Raises ValueError where the config does not take the shape."""
+    from problems.gemm.config import choose_sm90
+
+    a, b, sfa, sfb, _, _, c = data
+    config = config or choose_sm90(a.shape[0], b.shape[0], 2 * a.shape[1])
+    return launch_sm90(GemmSm90, config, a, (b,), sfa, (sfb,), c)

@@ -42,7 +42,7 @@ from __future__ import annotations
 from cutlass import Int32
 
 from problems.gemv.config import CHUNK_BYTES
-from problems.gemv.kernel_sm90 import GemvSm90
+from problems.gemv.kernel_sm90 import GemvSm90, prepare_gemv
 from shared.cute.fp4_decode import (
     e2m1x8_to_f16x8,
     e4m3x2_to_f32x2,
@@ -90,3 +90,7 @@ class GemvSm100(GemvSm90):
                 sa0, sa1 = e4m3x2_to_f32x2(sfa_bits[u * rows + r])
                 acc[r] = acc[r] + blocks[0] * (sa0 * sfb[0]) + blocks[1] * (sa1 * sfb[1])
 
+
+def prepare(data, cfg, sms: int):
+    """custom_kernel's sm_100 path: the sm90 kernel's host side (prepare_gemv) with this kernel."""
+    return prepare_gemv(GemvSm100, data, cfg, sms)

@@ -56,6 +56,7 @@ import cutlass.cute as cute
 from cutlass import Float16, Float32, Int32, Int64, Uint32
 
 from problems.gemv.config import CHUNK_BYTES, WARP, GemvConfig, fits, lanes_per_row, tile_rows
+from shared.cute import launch_queue
 from shared.cute.fp4_decode import (
     E2M1X2_TABLE_HI,
     E2M1X2_TABLE_LO,
@@ -63,6 +64,7 @@ from shared.cute.fp4_decode import (
     e2m1x8_to_s8x8,
     e4m3x2_to_f32x2,
 )
+from shared.cute.host import CompileCache, PreparedLaunch, compile_arch, gmem_ptr, null_ptr
 from shared.cute.ptx import (
     ld_global_nc_u16,
     ld_global_nc_v4,
@@ -126,22 +128,23 @@ class GemvSm90:
         sfa_ptr: cute.Pointer,
         sfb_ptr: cute.Pointer,
         c_ptr: cute.Pointer,
+        queue: launch_queue.Queue,
     ):
         # c is [M, 1, L] with strides (1, 1, M): one fp16 per (row, batch), batch-major.
         mC = cute.make_tensor(c_ptr, cute.make_layout(self.m * self.l))
         if cutlass.const_expr(self.cfg.min_ctas_per_sm > 0):
             # A register budget for min_ctas_per_sm resident CTAs (ptxas would otherwise spend
             # registers on instruction-level parallelism that the memory-bound loop does not need).
-            self.kernel(a_ptr, b_ptr, sfa_ptr, sfb_ptr, mC).launch(
+            launch_queue.launch(
+                self.kernel(a_ptr, b_ptr, sfa_ptr, sfb_ptr, mC), queue,
                 grid=[self.grid_x, self.l, 1],
                 block=[self.threads, 1, 1],
                 min_blocks_per_mp=self.cfg.min_ctas_per_sm,
                 preferred_smem_carveout=100,
             )
         else:
-            self.kernel(a_ptr, b_ptr, sfa_ptr, sfb_ptr, mC).launch(
-                grid=[self.grid_x, self.l, 1], block=[self.threads, 1, 1]
-            )
+            launch_queue.launch(self.kernel(a_ptr, b_ptr, sfa_ptr, sfb_ptr, mC), queue,
+                                grid=[self.grid_x, self.l, 1], block=[self.threads, 1, 1])
 
     @cute.kernel
     def kernel(
@@ -392,3 +395,68 @@ def row_sum(v, lanes: int):
         v = v + cute.arch.shuffle_sync_bfly(v, offset=off)
         off //= 2
     return v
+
+
+# ------------------------------------------------------------------------------------------------
+# host side: compile once per static key, bind to the tensors (shared with kernel_sm100.py)
+# ------------------------------------------------------------------------------------------------
+
+_COMPILED = CompileCache()  # static key -> compiled launcher
+
+
+def compile_gemv(kernel_cls, cfg: GemvConfig, m: int, k: int, l: int, sms: int, b_rows: int = 128,
+                 options: str = ""):
+    """The compiled launcher of kernel_cls for this static key (M, K, L, config, SM count, vector
+    rows), built once against null pointers (no GPU needed). Raises ValueError where the kernel does
+    not take the shape (can_implement)."""
+
+    def build():
+        arch = "sm_100a" if kernel_cls.__name__.endswith("Sm100") else "sm_90a"
+        u8 = null_ptr(cutlass.Uint8)
+        with compile_arch(arch):
+            return cute.compile(kernel_cls(cfg, m, k, l, sms=sms, b_rows=b_rows), u8, u8, u8, u8,
+                                null_ptr(Float16, align=2), launch_queue.placeholder(),
+                                options=f"--gpu-arch {arch} {options}".strip())
+
+    return _COMPILED.get((kernel_cls.__name__, m, k, l, b_rows, cfg, sms, options), build)
+
+
+def batch_major(t) -> bool:
+    """[rows, cols, L] stored as contiguous (L, rows, cols): the leaderboard's layout."""
+    rows, cols, n_l = t.shape
+    return t.stride() == (cols, 1, rows * cols) or (n_l == 1 and t.stride()[:2] == (cols, 1))
+
+
+def prepare_gemv(kernel_cls, data, cfg: GemvConfig, sms: int):
+    """The leaderboard tuple (checked by the caller: shared.inputs.check_block_scaled) bound to the
+    compiled kernel, or None where the kernel does not take it (K % 64, M not a multiple of the row
+    tile, a layout other than the leaderboard's, misaligned views): the caller's portable path then
+    runs. A c in another layout than batch-major is written through a scratch tensor."""
+    import torch
+
+    a, b, sfa, sfb, _, _, c = data
+    m, half_k, l = a.shape
+    k = 2 * half_k
+    if not kernel_cls.can_implement(cfg, m, k, l)[0]:
+        return None
+    if not all(t.data_ptr() % 16 == 0 and batch_major(t) for t in (a, b, sfa, sfb)):
+        return None
+    fn = compile_gemv(kernel_cls, cfg, m, k, l, sms, b_rows=b.shape[0])
+    u8 = cutlass.Uint8
+    ins = [gmem_ptr(a, u8), gmem_ptr(b, u8), gmem_ptr(sfa, u8), gmem_ptr(sfb, u8)]
+    c_batch_major = c.stride()[0] == 1 and (l == 1 or c.stride()[2] == m)
+    if c_batch_major and c.data_ptr() % 2 == 0:
+        return PreparedLaunch(fn, [*ins, gmem_ptr(c, Float16, align=2)], c.device)
+    out = torch.empty((l, m, 1), dtype=torch.float16, device=c.device).permute(1, 2, 0)
+    launch = PreparedLaunch(fn, [*ins, gmem_ptr(out, Float16, align=2)], c.device, hold=out)
+
+    def through_scratch():
+        launch()
+        c.copy_(out)
+
+    return through_scratch
+
+
+def prepare(data, cfg: GemvConfig, sms: int):
+    """custom_kernel's sm_90 path: see prepare_gemv."""
+    return prepare_gemv(GemvSm90, data, cfg, sms)

@@ -87,6 +87,7 @@ def _kernel_class():
     from cutlass import Float16, Int32, Int64, Uint8
 
     from problems.gemm.kernel_sm90 import GemmSm90
+    from shared.cute import launch_queue
     from shared.cute.sm90_config import ROW_BYTES
 
     try:
@@ -125,14 +126,14 @@ def _kernel_class():
 
         @cute.jit
         def build_descriptors(self, p_meta: cute.Pointer, p_ops: cute.Pointer, p_descs: cute.Pointer,
-                              groups: Int32, dummy: Int32):
+                              groups: Int32, dummy: Int32, queue: launch_queue.Queue):
             """Write every group's four descriptors into p_descs (p_ops: int64 [G, 4] addresses of A,
             B, SFA, SFB; p_meta: int64 [G, 4], see META_FIELDS)."""
             atoms = self._template_atoms(p_descs, dummy)
             meta = cute.make_tensor(p_meta, cute.make_layout((groups, META_FIELDS), stride=(META_FIELDS, 1)))
             ops = cute.make_tensor(p_ops, cute.make_layout((groups, 4), stride=(4, 1)))
-            self.descriptor_kernel(atoms[0], atoms[2], atoms[4], atoms[6], meta, ops, p_descs).launch(
-                grid=[groups, 1, 1], block=[32, 1, 1])
+            launch_queue.launch(self.descriptor_kernel(atoms[0], atoms[2], atoms[4], atoms[6], meta, ops, p_descs),
+                                queue, grid=[groups, 1, 1], block=[32, 1, 1])
 
         @cute.kernel
         def descriptor_kernel(self, tma_a: cute.CopyAtom, tma_sfa: cute.CopyAtom, tma_b: cute.CopyAtom,
@@ -151,14 +152,14 @@ def _kernel_class():
 
         @cute.jit
         def __call__(self, p_meta: cute.Pointer, p_tiles: cute.Pointer, p_descs: cute.Pointer,
-                     groups: Int32, tiles: Int32, dummy: Int32):
+                     groups: Int32, tiles: Int32, dummy: Int32, queue: launch_queue.Queue):
             """The grouped GEMM, one CTA per row of the tile table (p_tiles: int32 [tiles, 4])."""
             atoms = self._template_atoms(p_descs, dummy)
             meta = cute.make_tensor(p_meta, cute.make_layout((groups, META_FIELDS), stride=(META_FIELDS, 1)))
             table = cute.make_tensor(p_tiles, cute.make_layout((tiles, TILE_FIELDS), stride=(TILE_FIELDS, 1)))
             self.shared_storage = self._shared_storage()
-            self.grouped_kernel(*atoms, self._tiled_mma(), meta, table, p_descs).launch(
-                grid=[tiles, 1, 1], block=[self.cfg.threads, 1, 1], min_blocks_per_mp=1)
+            launch_queue.launch(self.grouped_kernel(*atoms, self._tiled_mma(), meta, table, p_descs), queue,
+                                grid=[tiles, 1, 1], block=[self.cfg.threads, 1, 1], min_blocks_per_mp=1)
 
         @cute.kernel
         def grouped_kernel(self, tma_0: cute.CopyAtom, g_0: cute.Tensor, tma_sf0: cute.CopyAtom,
@@ -188,12 +189,13 @@ def compiled(name: str, options: str = "", config=SM90):
     def build():
         from cutlass import Int32, Int64, Uint8
 
+        from shared.cute import launch_queue
         from shared.cute.host import compile_arch, null_ptr
 
         kernel = _kernel_class()(config)
-        p64, p8, one = null_ptr(Int64, 16), null_ptr(Uint8, 128), Int32(1)
-        args = ((kernel.build_descriptors, p64, p64, p8, one, Int32(TILE)) if name == "descriptors" else
-                (kernel, p64, null_ptr(Int32, 16), p8, one, one, Int32(TILE)))
+        p64, p8, one, queue = null_ptr(Int64, 16), null_ptr(Uint8, 128), Int32(1), launch_queue.placeholder()
+        args = ((kernel.build_descriptors, p64, p64, p8, one, Int32(TILE), queue) if name == "descriptors" else
+                (kernel, p64, null_ptr(Int32, 16), p8, one, one, Int32(TILE), queue))
         with compile_arch("sm_90a"):
             return cute.compile(*args, options=f"--gpu-arch sm_90a {options}".strip())
 
@@ -248,7 +250,7 @@ def prepare(data, sizes, order: str = "long_first", config=SM90) -> PreparedLaun
     come from shared.inputs.check_grouped (one entry per group in every list)."""
     from cutlass import Int32, Int64, Uint8
 
-    from shared.cute.host import gmem_ptr
+    from shared.cute.host import call_on_current_queue, gmem_ptr
 
     abc, _, reordered, _ = data
     if not all(l == 1 and n % TILE == 0 for _, n, _, l in sizes) or not abc[0][0].is_cuda:
@@ -270,8 +272,8 @@ def prepare(data, sizes, order: str = "long_first", config=SM90) -> PreparedLaun
     tiles_t = torch.tensor([(*t, 0) for t in table], dtype=torch.int32, device=device)
     descs = torch.empty(groups * DESCS_PER_GROUP * DESC_BYTES, dtype=torch.uint8, device=device)
     build_descriptors = compiled("descriptors", config=config)
-    build_descriptors(gmem_ptr(meta_t, Int64), gmem_ptr(addr_t, Int64), gmem_ptr(descs, Uint8, 128), Int32(groups),
-                      Int32(TILE))
+    call_on_current_queue(build_descriptors, [gmem_ptr(meta_t, Int64), gmem_ptr(addr_t, Int64),
+                                               gmem_ptr(descs, Uint8, 128), Int32(groups), Int32(TILE)], device)
     args = [gmem_ptr(meta_t, Int64), gmem_ptr(tiles_t, Int32), gmem_ptr(descs, Uint8, 128), Int32(groups),
             Int32(len(table)), Int32(TILE)]
-    return PreparedLaunch(compiled("gemm", config=config), args, hold=(meta_t, addr_t, tiles_t, descs))
+    return PreparedLaunch(compiled("gemm", config=config), args, device, hold=(meta_t, addr_t, tiles_t, descs))

@@ -1,6 +1,6 @@
 """nvfp4_group_gemm submission: `custom_kernel(data)` -> the list of each group's C.
 
-Dispatch by the device of the first group's `a`; on both GPUs every group's tiles go in one launch
+Dispatch by the device of the first group's `a` (shared.dispatch); on both GPUs every group's tiles go in one launch
 and G = 1 is the same kernel:
     sm_100 (B200)     -> problems/group_gemm/kernel_sm100.py: persistent, tcgen05 block-scaled MMA,
                          per-group TMA descriptors rewritten on the device, the reordered scales
@@ -15,23 +15,21 @@ Wrong dtypes, inconsistent shapes, lists of different lengths, an empty group li
 different L or a K that is not a positive multiple of 256 raise TypeError / ValueError naming the
 group and tensor.
 
-Host path: the first call on a set of tensors runs every check, writes the kernel's group tables on
-the GPU and binds the launch (shared.cute.host.PreparedLaunch); a repeat call with the same tuple,
-its lists and the kernel's tensors unchanged (shared.cute.host.PreparedCalls.seen), or with the
-same, unchanged tensors and sizes in new lists, costs one C call into the launcher after that check.
+Host path (shared.dispatch): the first call on a set of tensors runs every check, writes the
+kernel's group tables on the GPU and binds the launch; a repeat call costs one C call after a check
+that the tuple, its lists and the kernel's tensors are unchanged.
 """
 
 from task import input_t, output_t
 
-from shared.cute.host import PreparedCalls, device_arch, identity_key, tensor_key
+from shared.dispatch import Dispatch
 from shared.inputs import check_grouped
 from shared.refmath import block_scaled_products
 
 K_MULTIPLE = 256
-_prepared = PreparedCalls()  # one launch for all groups, by the tensors it reads and writes
 
 
-def _portable(data):
+def portable(data):
     abc, sf, _, sizes = data
     for (a, b, c), (sfa, sfb), (_, _, _, n_l) in zip(abc, sf, sizes):
         for l in range(n_l):
@@ -51,54 +49,32 @@ def check_groups(data) -> list[tuple[int, int, int, int]]:
     return sizes
 
 
-def _kernel_tensors(data) -> list:
+def kernel_tensors(data) -> list:
     """What the kernels read and write: every group's a, b, c, sfa_reordered, sfb_reordered."""
     abc, _, reordered, _ = data
     return [t for trio in abc for t in trio] + [t for pair in reordered for t in pair]
 
 
-def _identity(data):
-    """(the kernels' tensors, the key of these tensor objects as they are now and of the sizes)."""
-    tensors = _kernel_tensors(data)
-    return tensors, (identity_key(tensors), tuple(map(tuple, data[3])))
-
-
-def _prepare(data, sizes):
+def kernel(arch: str, data, sizes, sms: int):
     """The device's bound launch for these tensors, or None where no kernel takes them."""
-    arch = device_arch(data[0][0][0].device)
     if arch == "sm100":
         from problems.group_gemm import kernel_sm100
 
         return kernel_sm100.prepare(data, sizes)
-    if arch == "sm90":
-        from problems.group_gemm import kernel_sm90
+    from problems.group_gemm import kernel_sm90
 
-        return kernel_sm90.prepare(data, sizes)
-    return None
+    return kernel_sm90.prepare(data, sizes)
+
+
+_dispatch = Dispatch(
+    check=check_groups,
+    kernel=kernel,
+    portable=portable,
+    tensors=kernel_tensors,
+    output=lambda data: [c for _, _, c in data[0]],
+    sizes=lambda data: tuple(map(tuple, data[3])),
+)
 
 
 def custom_kernel(data: input_t) -> output_t:
-    seen = _prepared.seen(data)  # the same tuple again, its lists and tensors unchanged
-    if seen is not None:
-        seen.call()
-        return list(seen.result)
-    try:  # the same, unchanged tensors and sizes in another tuple: their launch, no checks
-        tensors, ident = _identity(data)
-        hit = _prepared.by_identity.get(ident)
-    except Exception:  # not the leaderboard tuple: check_groups says what is wrong
-        tensors = ident = hit = None
-    if hit is not None:
-        launch = hit[0]
-    else:
-        sizes = check_groups(data)
-        key = (tensor_key(tensors), tuple(sizes))
-        launch = _prepared.get(key) or _prepare(data, sizes)
-        if launch is None:
-            return _portable(data)
-        _prepared.put(key, launch)
-        _prepared.alias(ident, tensors, launch)
-    out = [c for _, _, c in data[0]]
-    if hit is None or _prepared.remembers(data):
-        _prepared.remember(data, tensors, launch, result=tuple(out))
-    launch()
-    return out
+    return _dispatch(data)

@@ -19,6 +19,8 @@ from typing import Any
 
 import torch
 
+from shared.cute import launch_queue
+
 try:  # CuTe DSL is optional: the portable torch path and the CPU tests run without it
     import cutlass
     import cutlass.cute as cute
@@ -278,69 +280,61 @@ def _executor(fn):
     return hit[1]
 
 
+def with_queue(args: list, raw) -> list:
+    """A compiled call's arguments with the queue argument for `raw` (launch_queue.current) last. A
+    leaderboard bundle's queue is a compile-time constant, not an argument: nothing is added (a None
+    in its place would shift the arguments the DSL's host code reads)."""
+    queue = launch_queue.argument(raw)
+    return [*args] if queue is None else [*args, queue]
+
+
+def call_on_current_queue(fn: Callable, args: list, device: torch.device) -> None:
+    """A plain (checked) call of a compiled function on torch's current queue of `device`."""
+    index = device.index if device.index is not None else torch.cuda.current_device()
+    fn(*with_queue(args, launch_queue.current(index)))
+
+
 class PreparedLaunch:
     """A compiled CuTe function bound to fixed arguments; calling it launches with one C call (no
-    argument checks, no marshalling). Built from validated tensors only: it trusts its arguments."""
+    argument checks, no marshalling) on torch's current queue of `device` (launch_queue.py), which
+    is passed as the compiled function's last argument. Built from validated tensors only: it
+    trusts its arguments."""
 
-    __slots__ = ("_fn", "_args", "_entry", "_packed", "_status", "_keep", "_hold")
+    __slots__ = ("_fn", "_args", "_device", "_bound", "_hold")
 
-    def __init__(self, fn: Callable, args: list, hold: Any = None) -> None:
+    def __init__(self, fn: Callable, args: list, device: torch.device, hold: Any = None) -> None:
         # `hold`: what the arguments point into and nothing else keeps alive (the grouped GEMM's
         # device-side table of group pointers and its TMA descriptor workspace).
         self._fn, self._args, self._hold = fn, args, hold
-        self._entry = None
+        self._device = device.index if device.index is not None else torch.cuda.current_device()
+        self._bound: dict = {}  # raw queue handle -> (entry, packed, status, keep)
 
     def __call__(self) -> None:
-        if self._entry is None:  # the first launch is the DSL's own checked call
-            checked_call(self._fn, self._args)
-            self._entry, self._packed, self._status, self._keep = bind_compiled(self._fn, self._args)
+        raw = launch_queue.current(self._device)
+        bound = self._bound.get(raw)
+        if bound is None:  # the first launch on this queue is the DSL's own checked call
+            args = with_queue(self._args, raw)
+            checked_call(self._fn, args)
+            if len(self._bound) >= 8:  # a caller cycling through many queues: keep a few
+                self._bound.clear()
+            self._bound[raw] = bind_compiled(self._fn, args)
             return
-        self._entry(self._packed)
-        if self._status is not None and self._status.value:
-            raise RuntimeError(f"CUDA error {self._status.value} launching {getattr(self._fn, '__name__', 'kernel')}")
+        entry, packed, status, _keep = bound
+        entry(packed)
+        if status is not None and status.value:
+            raise RuntimeError(f"CUDA error {status.value} launching {getattr(self._fn, '__name__', 'kernel')}")
 
 
-def call_prepared(cache: PreparedCalls, data, reads: dict[str, tuple[int, ...]], prepare: Callable) -> Any:
-    """A leaderboard tuple (all tensors, the output last) called through its prepared launch: found
-    as the same tuple object seen before (cache.seen), else by the identity of its tensors, else by the
-    tensor_key of those its kernel reads and writes (`reads[arch]`: their positions in `data`), else
-    made by `prepare(data)` (all the checks; a PreparedLaunch, or a plain callable for the portable
-    path, which is not kept). Returns data[-1], the output."""
-    seen = cache.seen(data)
-    if seen is not None:
-        seen.call()
-        return data[-1]
-    try:
-        ident = identity_key(data)
-        hit = cache.by_identity.get(ident)
-    except Exception:  # not a tuple of tensors: prepare() says what is wrong
-        ident = hit = None
-    if hit is not None:
-        if cache.remembers(data):  # this tuple's entry is stale (its tensors changed): renew it
-            cache.remember(data, _kernel_tensors(data, reads), hit[0])
-        hit[0]()
-        return data[-1]
-    try:
-        kernel_tensors = _kernel_tensors(data, reads)
-        key = tensor_key(kernel_tensors)
-    except Exception:  # not a tuple of tensors, or no kernel for this device: prepare() tells
-        key = None
-    call = cache.get(key)
-    if call is None:
-        call = prepare(data)
-        if key is None or not isinstance(call, PreparedLaunch):
-            call()
-            return data[-1]
-        cache.put(key, call)
-    if ident is not None:
-        cache.alias(ident, data, call)
-    cache.remember(data, kernel_tensors, call)
-    call()
-    return data[-1]
+def sm_count(device: torch.device) -> int:
+    """The device's SM count (a persistent grid's size, the choosers' input), asked once per device."""
+    index = device.index if device.index is not None else torch.cuda.current_device()
+    count = _SM_COUNTS.get(index)
+    if count is None:
+        count = _SM_COUNTS[index] = torch.cuda.get_device_properties(index).multi_processor_count
+    return count
 
 
-def _kernel_tensors(data, reads: dict[str, tuple[int, ...]]) -> list:
-    return [data[i] for i in reads[device_arch(data[0].device)]]
+_SM_COUNTS: dict[int, int] = {}
 
 
 class CompileCache:
@@ -384,7 +378,7 @@ def compile_sm90(kernel_cls, config, options: str = ""):
         p8, pc = null_ptr(Uint8, 16), null_ptr(Float16, 16)
         with compile_arch("sm_90a"):
             return cute.compile(kernel_cls(config), p8, p8, p8, p8, p8, p8, pc, Int32(128), Int32(64), Int32(1),
-                                options=f"--gpu-arch sm_90a {options}".strip())
+                                launch_queue.placeholder(), options=f"--gpu-arch sm_90a {options}".strip())
 
     return _SM90_COMPILED.get((kernel_cls.__name__, config, options), build)
 
@@ -427,7 +421,7 @@ def prepare_sm90(kernel_cls, config, a, bs, sfa, sfbs, c) -> PreparedLaunch:
     tensors = (a, bs[0], bs[-1], sfa, sfbs[0], sfbs[-1])
     args = [gmem_ptr(t, Uint8, 16) for t in tensors] + [gmem_ptr(c, Float16, 16), Int32(m), Int32(n),
                                                          Int32(k // K_TILE)]
-    return PreparedLaunch(fn, args)
+    return PreparedLaunch(fn, args, c.device)
 
 
 def launch_sm90(kernel_cls, config, a, bs, sfa, sfbs, c):

@@ -88,6 +88,7 @@ import cutlass.utils.hopper_helpers as sm90_utils
 from cutlass import Float16, Float32, Int32, Uint8
 from cutlass.cute.nvgpu import cpasync, warpgroup
 
+from shared.cute import launch_queue
 from shared.cute.fp4_decode import decode_e2m1x8_f16, e4m3x2_to_f16x2_pair
 from shared.cute.ptx import (
     ld_shared_u16,
@@ -205,8 +206,8 @@ class Sm90BlockScaledGemm:
     @cute.jit
     def __call__(self, pA: cute.Pointer, pB1: cute.Pointer, pB2: cute.Pointer, pSFA: cute.Pointer,
                  pSFB1: cute.Pointer, pSFB2: cute.Pointer, pC: cute.Pointer,
-                 m: Int32, n: Int32, k_tiles: Int32):
-        """Launch on raw device pointers (L = 1); k_tiles = K / 256."""
+                 m: Int32, n: Int32, k_tiles: Int32, queue: launch_queue.Queue):
+        """Launch on raw device pointers (L = 1) on `queue`; k_tiles = K / 256."""
         self._smem_layouts()
         row_b = k_tiles * ROW_BYTES  # written as products so that TMA sees 16-byte-divisible strides
         row_sf = k_tiles * SF_ROW_BYTES
@@ -219,8 +220,9 @@ class Sm90BlockScaledGemm:
               (rows_of(pB2, n, row_b), rows_of(pSFB2, n, row_sf))][: self.num_b]
         atoms, mD, grid = self._roles(a, bs, pC, m, n)
         self.shared_storage = self._shared_storage()
-        self.kernel(*atoms, mD, self._tiled_mma(), k_tiles).launch(
-            grid=grid, block=[self.cfg.threads, 1, 1], cluster=[1, 1, self.cfg.splits], min_blocks_per_mp=1)
+        launch_queue.launch(self.kernel(*atoms, mD, self._tiled_mma(), k_tiles), queue,
+                            grid=grid, block=[self.cfg.threads, 1, 1], cluster=[1, 1, self.cfg.splits],
+                            min_blocks_per_mp=1)
 
     def _tiled_mma(self):
         """wgmma 64 x rows_s x 16, fp16 operands (the R side from registers), fp32 accumulators."""

@@ -1,0 +1,107 @@
+"""One problem's `custom_kernel`: the shared dispatcher every submission.py is made of.
+
+A call checks its tuple, picks the kernel for the device's architecture and binds it to the tensors
+once (host.PreparedLaunch); a repeat call costs little more than the launch. Three ways to find the
+bound launch of a repeat call, cheapest first (host.PreparedCalls):
+  - the very same tuple object again (the leaderboard's pattern), its lists' items and the kernel
+    tensors' version counters and addresses unchanged: no key is built, no check runs;
+  - the same tensor objects, unchanged, in another tuple (their identity);
+  - other tensors with the same address, shape, strides and dtype (tensor_key).
+Only a call that matches none runs the checks and prepares a launch. Where no kernel takes the call
+(another device, a shape or layout the kernel does not tile, CuTe DSL not installed), the portable
+torch path runs, checked on every call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from shared.cute.host import PreparedCalls, device_arch, identity_key, sm_count, tensor_key
+
+
+def _last(data):
+    return data[-1]
+
+
+def _no_extra(data):
+    return None
+
+
+class Dispatch:
+    """custom_kernel(data) for one problem.
+
+    check(data) -> shape: raises TypeError / ValueError naming the tensor on bad input.
+    kernel(arch, data, shape, sm_count) -> a bound launch (called with no arguments) or None where
+        no kernel takes the call; imports its kernel module lazily (ImportError: no kernel).
+    portable(data) -> the output, computed in torch on any device.
+    reads: {arch: positions in the tuple of the tensors its kernel reads and writes}, or
+    tensors(data) -> those tensors, for tuples that are not flat (grouped GEMM).
+    output(data) -> what a kernel call returns (default: the tuple's last item, c).
+    sizes(data) -> the tuple's non-tensor contents that the launch depends on (grouped GEMM).
+    """
+
+    def __init__(self, *, check: Callable, kernel: Callable, portable: Callable,
+                 reads: dict[str, tuple[int, ...]] | None = None, tensors: Callable | None = None,
+                 output: Callable = _last, sizes: Callable = _no_extra) -> None:
+        if (reads is None) == (tensors is None):
+            raise TypeError("Dispatch: give reads (a flat tuple) or tensors (any other), not both")
+        self.check, self.kernel, self.portable = check, kernel, portable
+        self.reads, self.output, self.sizes = reads, output, sizes
+        self.tensors = tensors or self._read_tensors
+        self.prepared = PreparedCalls()
+
+    def _read_tensors(self, data) -> list:
+        return [data[i] for i in self.reads[device_arch(data[0].device)]]
+
+    def __call__(self, data) -> Any:
+        cache = self.prepared
+        seen = cache.seen(data)
+        if seen is not None:
+            seen.call()
+            return _fresh(seen.result)
+        try:
+            tensors = self.tensors(data)
+            ident = (identity_key(tensors), self.sizes(data))
+            hit = cache.by_identity.get(ident)
+        except Exception:  # not a tuple any kernel takes, or no kernel for this device: check() tells
+            tensors = ident = hit = None
+        if hit is not None:
+            launch = hit[0]
+        else:
+            key = None if ident is None else (tensor_key(tensors), ident[1])
+            launch = cache.get(key)
+            if launch is None:
+                shape = self.check(data)
+                launch = self._bind(data, shape)
+                if launch is None:
+                    return self.portable(data)
+                cache.put(key, launch)
+            cache.alias(ident, tensors, launch)
+        out = self.output(data)
+        if hit is None or cache.remembers(data):  # new, or this tuple's entry is stale: (re)remember
+            cache.remember(data, tensors, launch, result=out)
+        launch()
+        return _fresh(out)
+
+    def _bind(self, data, shape):
+        """The kernel's bound launch for a checked tuple, or None (the portable path)."""
+        device = _first_tensor(data).device
+        arch = device_arch(device)
+        if arch not in ("sm90", "sm100"):
+            return None
+        try:
+            return self.kernel(arch, data, shape, sm_count(device))
+        except ImportError:  # CuTe DSL or cuda-python not installed: stay correct, just slower
+            return None
+
+
+def _fresh(out):
+    # a list of outputs (grouped GEMM) is the caller's to change: a new one per call
+    return list(out) if type(out) is list else out
+
+
+def _first_tensor(data):
+    while isinstance(data, tuple | list):
+        data = data[0]
+    return data

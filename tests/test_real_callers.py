@@ -1,0 +1,103 @@
+"""The submissions as real callers use them (GPU tier): inside a non-default torch queue, and
+captured in a CUDA graph. A serving stack runs its work on torch's current queue and captures its
+decode steps in graphs; a kernel launched on another queue races with the ops around it and is not
+captured (shared/cute/launch_queue.py).
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from shared.cute import launch_queue
+from tests.test_host_path import PROBLEMS, _matches, _outputs, _problem_and_submission
+
+SLEEP_CYCLES = 50_000_000  # ~25 ms on an H100: the side queue is busy long after the host returns
+
+
+def _tensors(data):
+    """Every tensor of a call argument, in order (flat tuples and group_gemm's lists alike)."""
+    if isinstance(data, torch.Tensor):
+        return [data]
+    if isinstance(data, tuple | list):
+        return [t for x in data for t in _tensors(x)]
+    return []
+
+
+def _copy_inputs(problem, dst, src):
+    """New input values into the same tensors (a graph replays on fixed addresses); the outputs are
+    left alone (src's hold whatever its generator or a reference call put there)."""
+    outputs = {id(c) for c in _outputs(problem, dst)}
+    for d, s in zip(_tensors(dst), _tensors(src)):
+        if id(d) not in outputs:
+            d.copy_(s)
+
+
+def _race_case(problem, prob, sub, queue, rounds=3):
+    """On `queue`: a long kernel, then NaN into C, then new inputs copied into the same tensors, then
+    the call, then C compared with the reference at once. Returns the first failed check, or None."""
+    case = prob.tests[-1]
+    data = prob.reference.generate_stress_input(**case, device="cuda")
+    news = [prob.reference.generate_stress_input(**{**case, "seed": case["seed"] + 7 * (i + 1)}, device="cuda")
+            for i in range(rounds)]
+    wants = [prob.reference.ref_kernel(n) for n in news]
+    sub.custom_kernel(data)  # prepared (compiled, checked, bound) outside the timed pattern
+    torch.cuda.synchronize()
+    failure = None
+    with torch.cuda.stream(queue):
+        for new, want in zip(news, wants):
+            torch.cuda._sleep(SLEEP_CYCLES)
+            for c in _outputs(problem, data):
+                c.fill_(float("nan"))
+            _copy_inputs(problem, data, new)
+            out = sub.custom_kernel(data)
+            ok, msg = _matches(problem, prob, out, want)  # torch ops on `queue`, right after the call
+            failure = failure or (None if ok else msg)
+    torch.cuda.synchronize()
+    return failure
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("problem", PROBLEMS)
+def test_a_call_inside_a_non_default_queue_sees_its_inputs_and_its_reader_sees_c(problem):
+    prob, sub = _problem_and_submission(problem)
+    failure = _race_case(problem, prob, sub, torch.cuda.Stream())
+    assert failure is None, failure
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("problem", PROBLEMS)
+def test_the_race_test_fails_when_the_launch_is_forced_onto_the_default_queue(problem, monkeypatch):
+    """The control: the same pattern with every launch sent to the default queue must be caught."""
+    prob, sub = _problem_and_submission(problem)
+    monkeypatch.setattr(launch_queue, "current", lambda device_index: 0)
+    failure = _race_case(problem, prob, sub, torch.cuda.Stream())
+    assert failure is not None, "a launch on the default queue went unnoticed"
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("problem", PROBLEMS)
+def test_a_captured_call_replays_on_new_values_in_the_same_tensors(problem):
+    prob, sub = _problem_and_submission(problem)
+    case = prob.tests[-1]
+    data = prob.reference.generate_stress_input(**case, device="cuda")
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):  # warm up off the default queue, as torch's graph docs ask
+        for _ in range(2):
+            sub.custom_kernel(data)
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        sub.custom_kernel(data)
+    for i in range(3):
+        new = prob.reference.generate_stress_input(**{**case, "seed": case["seed"] + 11 * (i + 1)}, device="cuda")
+        want = prob.reference.ref_kernel(new)
+        _copy_inputs(problem, data, new)
+        for c in _outputs(problem, data):
+            c.fill_(float("nan"))
+        graph.replay()
+        out = _outputs(problem, data) if problem == "group_gemm" else data[-1]
+        ok, msg = _matches(problem, prob, out, want)
+        assert ok, f"replay {i}: {msg}"
+    torch.cuda.synchronize()
