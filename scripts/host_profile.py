@@ -1,5 +1,5 @@
 """Where a submission's host time per call goes, on a GPU: `python scripts/host_profile.py [PROBLEM ...]
-[--rotate 1 4] [--json OUT]`.
+[--rotate 1 4] [--cases all] [--json OUT]`.
 
 For each problem's first benchmark case (group_gemm: also 16 groups, the second case's groups twice), on
 the submission's fast path: the median host us (GPU kept busy, harness.timing.host_us_per_call) of the
@@ -8,6 +8,8 @@ whole custom_kernel call and of its parts: the check that the same tuple is unch
 alone, the identity key a new tuple of the same tensors is looked up by, and the prepared launch (the
 DSL's compiled host code: TMA descriptors and the driver's launch). Two scales come first: a small torch
 op, and the driver's launch of an empty kernel (cuda-python cuLaunchKernel): no launch costs less.
+The last column is the same median with the GPU idle (a synchronize before each call, one input): what
+a caller that synchronizes between calls pays.
 """
 
 from __future__ import annotations
@@ -34,24 +36,28 @@ def main(argv=None) -> int:
     p.add_argument("problems", nargs="*", default=["gemv", "gemm", "dual_gemm", "group_gemm"])
     p.add_argument("--calls", type=int, default=200)
     p.add_argument("--rotate", type=int, nargs="+", default=[1, 4], help="inputs to rotate over (each a column)")
+    p.add_argument("--cases", choices=("first", "all"), default="first", help="benchmark cases per problem")
     p.add_argument("--json", default=None)
     args = p.parse_args(argv)
     install_task_module()
     rows = []
-    print(f"{'case':<22}{'part':<34}" + "".join(f"{f'rot {r}':>9}" for r in args.rotate), flush=True)
+    print(f"{'case':<26}{'part':<34}" + "".join(f"{f'rot {r}':>9}" for r in args.rotate) + f"{'idle':>9}", flush=True)
 
     def measure(case: str, parts_per_input: list[dict]) -> None:
         for part in parts_per_input[0]:
             cells = {}
             for r in args.rotate:
                 cells[r], busy = T.host_us_per_call([parts[part] for parts in parts_per_input[:r]], n=args.calls)
-            rows.append({"case": case, "part": part, "us": cells})
-            print(f"{case:<22}{part:<34}" + "".join(f"{cells[r]:>9.2f}" for r in args.rotate), flush=True)
+            idle = idle_us_per_call(parts_per_input[0][part], n=args.calls)
+            rows.append({"case": case, "part": part, "us": cells, "idle_us": idle})
+            print(f"{case:<26}{part:<34}" + "".join(f"{cells[r]:>9.2f}" for r in args.rotate) + f"{idle:>9.2f}",
+                  flush=True)
 
     measure("scale", [scales()] * max(args.rotate))
     for name in args.problems:
         prob = P.load_problem(name)
-        cases = {f"{name} {label_of(prob.benchmarks[0])}": dict(prob.benchmarks[0])}
+        chosen = prob.benchmarks if args.cases == "all" else prob.benchmarks[:1]
+        cases = {f"{name} {label_of(c)}": dict(c) for c in chosen}
         if name == "group_gemm":
             g = dict(prob.benchmarks[1])
             cases[f"{name} g=16"] = {**g, "m": g["m"] * 2, "n": g["n"] * 2, "k": g["k"] * 2, "g": 16}
@@ -83,6 +89,20 @@ def scales() -> dict:
             "driver: empty kernel launch": lambda: driver.cuLaunchKernel(fn, 1, 1, 1, 32, 1, 1, 0, 0, 0, 0)}
 
 
+def idle_us_per_call(call, n: int) -> float:
+    """Median host us of one call made with the GPU idle (a synchronize before each)."""
+    import time
+
+    times = []
+    for _ in range(n):
+        torch.cuda.synchronize()
+        t = time.perf_counter_ns()
+        call()
+        times.append(time.perf_counter_ns() - t)
+    torch.cuda.synchronize()
+    return sorted(times)[n // 2] / 1e3
+
+
 def parts_of(name: str, case: dict, seed: int) -> dict:
     """The whole call and its parts, as zero-argument callables, on a warmed-up input."""
     prob = P.load_problem(name)
@@ -91,20 +111,16 @@ def parts_of(name: str, case: dict, seed: int) -> dict:
     for _ in range(3):
         sub.custom_kernel(data)
     torch.cuda.synchronize()
-    seen = sub._prepared.seen(data)
+    dispatch = getattr(sub, "_dispatch", sub.custom_kernel)  # group_gemm wraps its Dispatch in a function
+    seen = dispatch.prepared.seen(data)
     if seen is None:
         raise RuntimeError(f"{name}: the call was not remembered (no kernel takes it on this GPU?)")
-    if name == "group_gemm":  # a new tuple of the same tensors is looked up by their identity and the sizes
-        tensors = sub._kernel_tensors(data)
-        fresh = lambda: sub._identity(data)  # noqa: E731
-    else:
-        tensors = seen.tensors
-        fresh = lambda: host.identity_key(data)  # noqa: E731
+    tensors = seen.tensors
     return {
         "custom_kernel": lambda: sub.custom_kernel(data),
-        "seen(data): unchanged?": lambda: sub._prepared.seen(data),
+        "seen(data): unchanged?": lambda: dispatch.prepared.seen(data),
         f"tensor_state ({len(tensors)} tensors)": lambda: host.tensor_state(tensors),
-        "identity key (a new tuple)": fresh,
+        "identity key (a new tuple)": lambda: (host.identity_key(dispatch.tensors(data)), dispatch.sizes(data)),
         "prepared launch": seen.call,
     }
 

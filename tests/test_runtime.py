@@ -229,7 +229,7 @@ def test_a_remembered_argument_sees_changes_of_its_lists():
     assert entry.unchanged()
     data[0][0] = (a, b)  # an equal tuple, another object: not the same
     assert not entry.unchanged()
-    data[0][0] = entry.lists[0][1][0]
+    data[0][0] = entry.items[0]
     assert entry.unchanged()
     data[1].append((3, 4))
     assert not entry.unchanged()

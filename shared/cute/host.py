@@ -15,6 +15,7 @@ import os
 import sys
 import weakref
 from collections.abc import Callable, Hashable
+from itertools import chain
 from typing import Any
 
 import torch
@@ -160,19 +161,22 @@ class Remembered:
     when prepared). `result`: what the call returns, kept for calls that build it (group_gemm's list
     of outputs)."""
 
-    __slots__ = ("data", "lists", "tensors", "state", "call", "result")
+    __slots__ = ("data", "lists", "lengths", "items", "tensors", "state", "call", "result")
 
     def __init__(self, data, lists: list, tensors, call: Callable[[], None], result: Any = None) -> None:
-        self.data, self.lists, self.call, self.result = data, lists, call, result
+        self.data, self.call, self.result = data, call, result
+        self.lists = tuple(items for items, _ in lists)
+        self.lengths = tuple(map(len, self.lists))
+        self.items = tuple(chain.from_iterable(was for _, was in lists))
         self.tensors = tuple(tensors)
         self.state = tensor_state(self.tensors)
 
     def unchanged(self) -> bool:
-        for items, was in self.lists:
-            # `is` item by item (C-level map); == would compare tensors that are not the same
-            if len(items) != len(was) or not all(map(operator.is_, items, was)):
-                return False
-        return tensor_state(self.tensors) == self.state
+        # the lists' lengths, then their items by identity, each one C-level pass over all lists (==
+        # would compare tensors that are not the same); then the kernel tensors' state
+        return (tuple(map(len, self.lists)) == self.lengths
+                and all(map(operator.is_, chain.from_iterable(self.lists), self.items))
+                and tensor_state(self.tensors) == self.state)
 
 
 class PreparedCalls:
