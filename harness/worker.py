@@ -17,6 +17,7 @@ from pathlib import Path
 import torch
 
 from harness import check as chk
+from harness import guards as G
 from harness import problem as P
 from harness import timing as T
 from harness.progress import Progress
@@ -124,22 +125,65 @@ class Runner:
 
     def run_and_check(self, data) -> str | None:
         """The leaderboard's test step: run on a clone, compare with the reference on the original."""
+        return self.check_on_clone(data)[0]
+
+    def check_on_clone(self, data):
+        """run_and_check's step; returns (error or None, the reference output on `data`)."""
         out, err = self.call(clone_data(data))
         self.clock.sync()
         if err:
+            return err, None
+        want = self.expected(data)
+        return self.compare(out, want), want
+
+    def guard_case(self, case: dict, data, expected) -> str | None:
+        """The guards of harness/guards.py on one case. `data` is an input tuple as generated and never
+        called; `expected` the reference output on it. Its C's are moved into poisoned buffers and its
+        A replaced by another seed's; the first call must not alias an input nor write outside C.
+        Then A gets its own values back, in place, and the same tuple object is called again: that
+        output must be `expected` (and again alias nothing and write nothing outside C)."""
+        guarded, guards = G.guarded_outputs(data, G.as_list(self.ref.output_of(data)))
+        views = [g.view for g in guards]
+        inputs = [(path, t) for path, t in G.tensors_in(guarded) if not any(t is v for v in views)]
+        own_a = [a.clone() for a in G.a_tensors(guarded)]
+        G.copy_values(G.a_tensors(guarded), G.a_tensors(self.generate({**case, "seed": case["seed"] + 1})))
+        out, err = self.guarded_call(G.OUT_OF_BOUNDS, guarded, inputs, guards)
+        if err:
             return err
-        return self.compare(out, self.expected(data))
+        G.copy_values(G.a_tensors(guarded), own_a)  # new values in the same tensors, the same tuple
+        out, err = self.guarded_call(G.IN_PLACE, guarded, inputs, guards)
+        if err:
+            return err
+        err = self.compare(out, expected)
+        if err:
+            return f"{G.IN_PLACE}: after A changed in place, the same tuple gave an output that does not follow: {err}"
+        return None
+
+    def guarded_call(self, guard: str, data, inputs, guards):
+        """(output, error): one call on the guarded tuple; an exception is reported under `guard`, then
+        the output's memory is checked against the inputs and the guard bands."""
+        out, err = self.call(data)
+        self.clock.sync()
+        if err:
+            return None, f"{guard}: {err}"
+        return out, G.aliasing_error(out, inputs) or G.out_of_bounds_error(guards)
 
     # ----- modes -------------------------------------------------------------------------------
 
     def test(self, cases: list[dict]) -> list[dict]:
+        """Test mode (and the first half of leaderboard mode): per case the leaderboard's check, then
+        the guards (guard_case) on a second copy of the same input."""
         results = []
         progress = Progress(f"{self.problem.name} test {self.impl_name}", len(cases))
         for i, case in enumerate(cases):
             progress.step(i + 1, P.describe_case(case))
-            err = self.run_and_check(self.generate(case))
+            data = self.generate(case)
+            untouched = clone_data(data)  # for the guards: check_on_clone's reference writes into C
+            err, expected = self.check_on_clone(data)
+            if not err:
+                err = self.guard_case(case, untouched, expected)
             results.append({"case": case, "status": "fail" if err else "pass", "error": err})
-            if err and err.startswith("custom_kernel raised"):
+            if err and "custom_kernel raised" in err:
                 break  # the CUDA context may be unusable after a kernel fault
         progress.done()
         return results
