@@ -232,7 +232,8 @@ class Runner:
         patterns: one input called over and over (the leaderboard's), and rotating over the case's
         inputs (seeds as in the timed samples; at least 4). host_over_gpu flags a case whose host
         time exceeds its time per call in the leaderboard's loop: back to back, such calls are
-        bound by the host, which the leaderboard's flush hides."""
+        bound by the host, which the leaderboard's flush hides. Then the same with the GPU idle
+        (host_idle)."""
         n = max(self.problem.inputs_per_sample, 4)
         datas = [self.generate({**case, "seed": case["seed"] + 42 * (i + 1)}) for i in range(n)]
         for d in datas:
@@ -243,7 +244,17 @@ class Runner:
         same, busy_same = T.host_us_per_call(calls[:1])
         rotating, busy_rot = T.host_us_per_call(calls)
         return {"host_us": same, "host_rotating_us": rotating, "host_over_gpu": max(same, rotating) > gpu_us,
-                "host_gpu_busy": busy_same and busy_rot}
+                "host_gpu_busy": busy_same and busy_rot, **self.host_idle(calls[0])}
+
+    def host_idle(self, call) -> dict:
+        """Host us until `call` returns with the GPU idle (timing.host_idle_us: one input repeated,
+        a synchronize before each call), and the same for an empty torch op on this device measured
+        the same way right after: the floor a launch onto an idle GPU costs on this host."""
+        one = torch.zeros(1, device=self.device)
+        empty_op = lambda: one.add_(1)  # noqa: E731
+        empty_op()
+        return {"host_idle_us": T.host_idle_us([call], sync=self.clock.sync),
+                "host_idle_empty_us": T.host_idle_us([empty_op], sync=self.clock.sync)}
 
     def bench_case(self, case: dict, recheck: bool, max_repeats: int, max_time_ns: float):
         n = self.problem.inputs_per_sample
