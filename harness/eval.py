@@ -9,6 +9,8 @@ problems/PROBLEM/NAME.py with '-' read as '_' (`reference`, `submission`, `bf16-
 Several impls are run one after another in the same invocation and tabulated side by side.
 Each impl and mode runs in a fresh spawned worker process (harness/worker.py), as on the leaderboard.
 `leaderboard` mode runs the tests first and, if they pass, the timed runs that recheck every sample.
+The tests check each case as the leaderboard does, then run the guards (harness/guards.py: an in-place
+change of A with the same tuple, outputs aliasing an input, writes outside C).
 
 Output: a table (mean +- err per case, host us per call, this device's speed of light and the ratio;
 rich on a terminal), a pass/fail line per impl, the leaderboard's `key: value` lines to the file
