@@ -9,6 +9,8 @@ problems/PROBLEM/NAME.py with '-' read as '_' (`reference`, `submission`, `bf16-
 Several impls are run one after another in the same invocation and tabulated side by side.
 Each impl and mode runs in a fresh spawned worker process (harness/worker.py), as on the leaderboard.
 `leaderboard` mode runs the tests first and, if they pass, the timed runs that recheck every sample.
+The tests check each case as the leaderboard does, then run the guards (harness/guards.py: an in-place
+change of A with the same tuple, outputs aliasing an input, writes outside C).
 
 Output: a table (mean +- err per case, host us per call, this device's speed of light and the ratio;
 rich on a terminal), a pass/fail line per impl, the leaderboard's `key: value` lines to the file
@@ -211,8 +213,29 @@ def fmt_host(c: dict) -> str:
     return f"{same:.1f} / {rot:.1f}" + (" !" if c.get("host_over_gpu") else "")
 
 
-BENCH_HEAD = ["case", "impl", "mean us", "+-err", "best us", "host us", "graph us", "SOL us", "x SOL",
-              "read-once us", "x read", "read loop us", "x loop"]
+def fmt_host_idle(c: dict) -> str:
+    """Host us per call with the GPU idle / an empty torch op's the same way; '!' past twice the op's."""
+    idle, empty = c.get("host_idle_us"), c.get("host_idle_empty_us")
+    if idle is None:
+        return "-"
+    return f"{idle:.1f} / {empty:.1f}" + (" !" if idle > 2 * empty else "")
+
+
+def host_legend(results: dict) -> list[str]:
+    """What the host columns mean, for those that have figures in `results`."""
+    cases = [c for r in results.values() for c in r["cases"]]
+    lines = []
+    if any(c.get("host_us") is not None for c in cases):
+        lines.append("host us: median host time per call, GPU kept busy: one input repeated / rotating over the "
+                     "case's inputs; ! = more than the GPU time per call")
+    if any(c.get("host_idle_us") is not None for c in cases):
+        lines.append("host idle us: median host time per call with the GPU idle (a synchronize before each call), "
+                     "one input repeated / an empty torch op's the same way; ! = more than twice the op's")
+    return lines
+
+
+BENCH_HEAD = ["case", "impl", "mean us", "+-err", "best us", "host us", "host idle us", "graph us", "SOL us",
+              "x SOL", "read-once us", "x read", "read loop us", "x loop"]
 
 
 def table_rows(mode, results: dict, cases: list[dict]) -> tuple[list[str], list[list[str]]]:
@@ -235,7 +258,7 @@ def table_rows(mode, results: dict, cases: list[dict]) -> tuple[list[str], list[
             ratio = lambda x, mean_us=mean_us: f"{mean_us / x:.2f}" if x else "-"  # noqa: E731
             sol_us, read_us, loop_us = c.get("sol_us"), c.get("read_once_us"), c.get("read_once_loop_us")
             rows.append([spec, name, fmt_us(s["mean"]), fmt_us(s["err"]), fmt_us(s["best"]), fmt_host(c),
-                         fmt_us(c.get("graph_ns")), f"{sol_us:.2f}" if sol_us else "-", ratio(sol_us),
+                         fmt_host_idle(c), fmt_us(c.get("graph_ns")), f"{sol_us:.2f}" if sol_us else "-", ratio(sol_us),
                          f"{read_us:.2f}" if read_us else "-", ratio(read_us),
                          f"{loop_us:.2f}" if loop_us else "-", ratio(loop_us)])
     if mode != "test":
@@ -387,9 +410,8 @@ def run(args) -> int:
         ce = device_info["ceilings"]
         head += f" ({ce['device']}; {ceilings_text(ce)})"
     print_table(head, args.mode, results, device_info, cases)
-    if args.mode != "test" and device == "cuda":
-        print("host us: median host time per call, GPU kept busy: one input repeated / rotating over the case's "
-              "inputs; ! = more than the GPU time per call")
+    for line in host_legend(results):
+        print(line)
     for name, r in results.items():
         n_pass = sum(c["status"] == "pass" for c in r["cases"])
         print(f"{name}: {'pass' if passed(r) else 'FAIL'} ({n_pass}/{len(cases)} cases)"

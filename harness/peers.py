@@ -39,9 +39,10 @@ def _mm_out_fp32(a, b):
 
 
 class PredecodeCache:
-    """Decoded operands keyed by the input's data pointers. Each entry keeps references to the input
-    tensors it was built from, so that no other tensor can be allocated at those addresses while the
-    entry lives (a stale hit would be a wrong answer). A lookup that misses decodes inline, timed."""
+    """Decoded operands keyed by the input's data pointers, shapes and version counters (an in-place
+    change of an input bumps its counter, so the decode is redone). Each entry keeps references to the
+    input tensors it was built from, so that no other tensor can be allocated at those addresses while
+    the entry lives (a stale hit would be a wrong answer). A lookup that misses decodes inline, timed."""
 
     def __init__(self, build, capacity: int = 56):  # >= the 50 inputs of one gemm / dual sample
         self.build, self.capacity, self.entries = build, capacity, OrderedDict()
@@ -55,7 +56,7 @@ class PredecodeCache:
         return []
 
     def key(self, data) -> tuple:
-        return tuple((t.data_ptr(), tuple(t.shape)) for t in self.tensors(data))
+        return tuple((t.data_ptr(), tuple(t.shape), t._version) for t in self.tensors(data))
 
     def prepare(self, data) -> None:
         k = self.key(data)

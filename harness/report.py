@@ -26,7 +26,7 @@ def render(path: str) -> str:
     head = f"{doc['problem']} --mode {doc['mode']} on {env['device']} ({doc['date']}, commit {env.get('commit')})"
     if ce:
         head += f"; {E.ceilings_text(ce)}"
-    return head + "\n" + E.table(problem, doc["mode"], results, None, cases)
+    return "\n".join([head, E.table(problem, doc["mode"], results, None, cases), *E.host_legend(results)])
 
 
 def newest_per_problem(paths: list[str]) -> list[dict]:

@@ -208,3 +208,24 @@ def host_us_per_call(calls: list[Callable[[], object]], n: int = 100, warm: int 
 
 def geometric_mean(values: list[float]) -> float:
     return math.exp(sum(math.log(v) for v in values) / len(values))
+
+
+def host_idle_us(calls: list[Callable[[], object]], n: int = 50, warm: int = 5,
+                 sync: Callable[[], object] = torch.cuda.synchronize,
+                 clock: Callable[[], int] = time.perf_counter_ns) -> float:
+    """Median host microseconds until a call returns when the GPU is idle: `sync()` before every call,
+    so nothing is queued ahead of it, as for a caller that synchronizes between calls (a layer-by-layer
+    loop, a latency benchmark). host_us_per_call keeps the GPU busy instead, and the two differ: a
+    launch onto an idle GPU and a CPU that just waited cost more. `calls` are taken in turn and must
+    have run once already; the first `warm` are not counted. `sync` and `clock` (ns) are parameters so
+    that the logic can be checked without a GPU."""
+    times = []
+    for i in range(warm + n):
+        call = calls[i % len(calls)]
+        sync()
+        start = clock()
+        call()
+        times.append(clock() - start)
+    sync()
+    times = sorted(times[warm:])
+    return times[len(times) // 2] / 1e3

@@ -17,6 +17,7 @@ from pathlib import Path
 import torch
 
 from harness import check as chk
+from harness import guards as G
 from harness import problem as P
 from harness import timing as T
 from harness.progress import Progress
@@ -124,22 +125,65 @@ class Runner:
 
     def run_and_check(self, data) -> str | None:
         """The leaderboard's test step: run on a clone, compare with the reference on the original."""
+        return self.check_on_clone(data)[0]
+
+    def check_on_clone(self, data):
+        """run_and_check's step; returns (error or None, the reference output on `data`)."""
         out, err = self.call(clone_data(data))
         self.clock.sync()
         if err:
+            return err, None
+        want = self.expected(data)
+        return self.compare(out, want), want
+
+    def guard_case(self, case: dict, data, expected) -> str | None:
+        """The guards of harness/guards.py on one case. `data` is an input tuple as generated and never
+        called; `expected` the reference output on it. Its C's are moved into poisoned buffers and its
+        A replaced by another seed's; the first call must not alias an input nor write outside C.
+        Then A gets its own values back, in place, and the same tuple object is called again: that
+        output must be `expected` (and again alias nothing and write nothing outside C)."""
+        guarded, guards = G.guarded_outputs(data, G.as_list(self.ref.output_of(data)))
+        views = [g.view for g in guards]
+        inputs = [(path, t) for path, t in G.tensors_in(guarded) if not any(t is v for v in views)]
+        own_a = [a.clone() for a in G.a_tensors(guarded)]
+        G.copy_values(G.a_tensors(guarded), G.a_tensors(self.generate({**case, "seed": case["seed"] + 1})))
+        out, err = self.guarded_call(G.OUT_OF_BOUNDS, guarded, inputs, guards)
+        if err:
             return err
-        return self.compare(out, self.expected(data))
+        G.copy_values(G.a_tensors(guarded), own_a)  # new values in the same tensors, the same tuple
+        out, err = self.guarded_call(G.IN_PLACE, guarded, inputs, guards)
+        if err:
+            return err
+        err = self.compare(out, expected)
+        if err:
+            return f"{G.IN_PLACE}: after A changed in place, the same tuple gave an output that does not follow: {err}"
+        return None
+
+    def guarded_call(self, guard: str, data, inputs, guards):
+        """(output, error): one call on the guarded tuple; an exception is reported under `guard`, then
+        the output's memory is checked against the inputs and the guard bands."""
+        out, err = self.call(data)
+        self.clock.sync()
+        if err:
+            return None, f"{guard}: {err}"
+        return out, G.aliasing_error(out, inputs) or G.out_of_bounds_error(guards)
 
     # ----- modes -------------------------------------------------------------------------------
 
     def test(self, cases: list[dict]) -> list[dict]:
+        """Test mode (and the first half of leaderboard mode): per case the leaderboard's check, then
+        the guards (guard_case) on a second copy of the same input."""
         results = []
         progress = Progress(f"{self.problem.name} test {self.impl_name}", len(cases))
         for i, case in enumerate(cases):
             progress.step(i + 1, P.describe_case(case))
-            err = self.run_and_check(self.generate(case))
+            data = self.generate(case)
+            untouched = clone_data(data)  # for the guards: check_on_clone's reference writes into C
+            err, expected = self.check_on_clone(data)
+            if not err:
+                err = self.guard_case(case, untouched, expected)
             results.append({"case": case, "status": "fail" if err else "pass", "error": err})
-            if err and err.startswith("custom_kernel raised"):
+            if err and "custom_kernel raised" in err:
                 break  # the CUDA context may be unusable after a kernel fault
         progress.done()
         return results
@@ -188,7 +232,8 @@ class Runner:
         patterns: one input called over and over (the leaderboard's), and rotating over the case's
         inputs (seeds as in the timed samples; at least 4). host_over_gpu flags a case whose host
         time exceeds its time per call in the leaderboard's loop: back to back, such calls are
-        bound by the host, which the leaderboard's flush hides."""
+        bound by the host, which the leaderboard's flush hides. Then the same with the GPU idle
+        (host_idle)."""
         n = max(self.problem.inputs_per_sample, 4)
         datas = [self.generate({**case, "seed": case["seed"] + 42 * (i + 1)}) for i in range(n)]
         for d in datas:
@@ -199,7 +244,17 @@ class Runner:
         same, busy_same = T.host_us_per_call(calls[:1])
         rotating, busy_rot = T.host_us_per_call(calls)
         return {"host_us": same, "host_rotating_us": rotating, "host_over_gpu": max(same, rotating) > gpu_us,
-                "host_gpu_busy": busy_same and busy_rot}
+                "host_gpu_busy": busy_same and busy_rot, **self.host_idle(calls[0])}
+
+    def host_idle(self, call) -> dict:
+        """Host us until `call` returns with the GPU idle (timing.host_idle_us: one input repeated,
+        a synchronize before each call), and the same for an empty torch op on this device measured
+        the same way right after: the floor a launch onto an idle GPU costs on this host."""
+        one = torch.zeros(1, device=self.device)
+        empty_op = lambda: one.add_(1)  # noqa: E731
+        empty_op()
+        return {"host_idle_us": T.host_idle_us([call], sync=self.clock.sync),
+                "host_idle_empty_us": T.host_idle_us([empty_op], sync=self.clock.sync)}
 
     def bench_case(self, case: dict, recheck: bool, max_repeats: int, max_time_ns: float):
         n = self.problem.inputs_per_sample

@@ -36,3 +36,25 @@ def test_timed_loop_on_cpu_honours_caps_and_errors():
 
 def test_geometric_mean():
     assert T.geometric_mean([1e-6, 1e-4]) == pytest.approx(1e-5)
+
+
+def test_host_idle_us_syncs_before_every_timed_call_and_takes_the_median():
+    events, now = [], [0]
+
+    def clock():
+        events.append("clock")
+        return now[0]
+
+    def call():
+        events.append("call")
+        now[0] += 1000 * len([e for e in events if e == "call"])  # the i-th call takes i us
+
+    us = T.host_idle_us([call], n=5, warm=2, sync=lambda: events.append("sync"), clock=clock)
+    assert events == ["sync", "clock", "call", "clock"] * 7 + ["sync"]
+    assert us == 5.0  # calls 3..7 are timed (3, 4, 5, 6, 7 us): the median is 5
+
+
+def test_host_idle_us_takes_the_calls_in_turn():
+    seen = []
+    T.host_idle_us([lambda: seen.append("a"), lambda: seen.append("b")], n=3, warm=1, sync=lambda: None)
+    assert seen == ["a", "b", "a", "b"]
