@@ -126,10 +126,12 @@ def single_call_mean_us(call: Callable[[], object], flush_bytes: int, max_repeat
     return stats.mean / 1e3
 
 
-def graph_replay_ns(calls: list[Callable[[], object]], reps: int = 20) -> tuple[float | None, str | None]:
+def graph_replay_ns(calls: list[Callable[[], object]], reps: int = 20,
+                    check: Callable[[list], str | None] | None = None) -> tuple[float | None, str | None]:
     """Secondary metric: the calls captured once into a CUDA graph and replayed back to back (no L2
     flush, no launch gaps); median ns per call. Impls that synchronize with the host or allocate in
-    ways a graph cannot hold are reported as not capturable, with the reason."""
+    ways a graph cannot hold are reported as not capturable, with the reason. `check(outputs)`: the
+    outputs of a replay onto NaN-poisoned outputs, judged (an error message, or None) before timing."""
     if not torch.cuda.is_available():
         return None, "no CUDA device"
     try:
@@ -153,6 +155,9 @@ def graph_replay_ns(calls: list[Callable[[], object]], reps: int = 20) -> tuple[
     torch.cuda.synchronize()
     if not written or any(bool(torch.isnan(t).any()) for t in written):
         return None, "not captured: the impl's kernels run outside torch's current CUDA queue"
+    err = check(outputs) if check else None
+    if err:
+        return None, f"the replay's outputs are wrong: {err}"
     clock = Clock("cuda", 0)
     times = sorted(clock.time_ns(graph.replay)[0] for _ in range(reps))
     return times[len(times) // 2] / len(calls), None

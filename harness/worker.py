@@ -90,10 +90,14 @@ class Runner:
         self.ref = self.problem.reference
         self.impl_name = impl_name
         self.module = load_impl(impl_path, impl_name)
+        # A leaderboard bundle launches on the default CUDA queue, where the runner calls it
+        # (shared/cute/launch_queue_default.py); the repository's code launches on the current one.
+        self.bundle = hasattr(self.module, "_BUNDLE")
         self.prepare = getattr(self.module, "prepare", None)
         self.device = device
         self.gen = self.ref.generate_stress_input if data_kind == "stress" else self.ref.generate_input
         self.clock = T.Clock(device, T.flush_bytes_for(self.problem.timing["flush_bytes"]))
+        self.premise_checked = not (self.bundle and self.clock.cuda)
         self.graph = graph and self.clock.cuda
 
     def generate(self, case: dict):
@@ -103,6 +107,11 @@ class Runner:
 
     def call(self, data):
         """custom_kernel(data); an exception becomes a one-line message (type, text, where)."""
+        if not self.premise_checked:  # once: the worker never changes its queue
+            if torch.cuda.current_stream() != torch.cuda.default_stream():
+                return None, ("a leaderboard bundle launches on the default CUDA queue, where the runner calls it, "
+                              "but torch's current queue is another one")
+            self.premise_checked = True
         try:
             return self.module.custom_kernel(data), None
         except Exception as e:  # noqa: BLE001
@@ -221,11 +230,19 @@ class Runner:
         read = self.ref.cost(**case)[0]
         l2 = torch.cuda.get_device_properties(0).L2_cache_size
         n = max(n, min(64, -(-4 * l2 // max(read, 1))))
+        if self.bundle:
+            return None, ("not captured: a leaderboard bundle launches on the default CUDA queue (the runner's); "
+                          "the repository's submission launches on the current one and is captured")
         datas = [self.generate({**case, "seed": case["seed"] + 42 * (i + 1)}) for i in range(n)]
+        wants = [self.expected(clone_data(d)) for d in datas]
         if self.prepare:
             for d in datas:
                 self.prepare(d)
-        return T.graph_replay_ns([lambda d=d: self.module.custom_kernel(d) for d in datas])
+
+        def check(outputs):  # every replayed output against the reference of its input
+            return next((e for e in map(self.compare, outputs, wants) if e), None)
+
+        return T.graph_replay_ns([lambda d=d: self.module.custom_kernel(d) for d in datas], check=check)
 
     def host_case(self, case: dict, gpu_us: float) -> dict:
         """Host microseconds per call (median, GPU kept busy: timing.host_us_per_call) in two

@@ -455,3 +455,14 @@ def test_packaged_submission_imports_no_development_tool(problem, tmp_path):
         found = re.findall(rf"^\s*(?:import|from)\s+{tool}\b.*$", text, flags=re.M)
         assert not found, f"{problem}: {found}"
     assert "harness.progress" not in text and "harness.report" not in text
+
+
+@pytest.mark.parametrize("problem", PROBLEMS)
+def test_a_bundle_carries_the_default_launch_queue(problem):
+    """The repository's launch_queue (torch's current CUDA queue, whose type name the leaderboard
+    refuses) is bundled as launch_queue_default.py under its own name; nothing else is substituted."""
+    text = pk.package(problem).text
+    assert "_BUNDLE_SOURCES['shared.cute.launch_queue'] = ('shared/cute/launch_queue_default.py'" in text
+    assert (REPO / "shared" / "cute" / "launch_queue.py").read_text() not in text
+    assert "stream" not in text.lower()
+    assert pk.BUNDLE_SUBSTITUTES == {"shared.cute.launch_queue": "shared/cute/launch_queue_default.py"}
