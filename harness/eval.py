@@ -84,6 +84,8 @@ def secret_seed(case: dict, s: int) -> dict:
 
 
 def check_case_keys(problem: P.Problem, case: dict) -> None:
+    """The case names exactly the generator's keys, and each value is of the kind the manifest's cases
+    give it: the leaderboard's case parser also accepts words, which no problem's generator takes."""
     import inspect
 
     params = inspect.signature(problem.reference.generate_input).parameters
@@ -92,6 +94,38 @@ def check_case_keys(problem: P.Problem, case: dict) -> None:
     if missing or extra:
         raise BadCase(f"invalid test case for {problem.name}: {P.describe_case(case)} "
                       f"(missing {sorted(missing)}, unknown {sorted(extra)}; expected keys {sorted(wanted)})")
+    problem_in_value = case_value_problem(case, manifest_value_kinds(problem))
+    if problem_in_value:
+        raise BadCase(f"invalid test case for {problem.name}: {P.describe_case(case)}: {problem_in_value}")
+
+
+def manifest_value_kinds(problem: P.Problem) -> dict[str, type]:
+    """Each case key's kind in the manifest's cases: int, or tuple (a list of integers)."""
+    kinds = {}
+    for case in problem.tests + problem.benchmarks:
+        for key, value in case.items():
+            kinds.setdefault(key, tuple if isinstance(value, tuple) else int)
+    return kinds
+
+
+def case_value_problem(case: dict, kinds: dict[str, type]) -> str | None:
+    """What is wrong with the case's values (None: nothing). Sizes are integers >= 0 (the seed may be
+    any integer); lists of sizes all have one length, the number of groups `g` where the case has one."""
+    for key, value in case.items():
+        kind = kinds.get(key, int)
+        if kind is int and not isinstance(value, int):
+            return f"{key} must be an integer, got {value!r}"
+        if kind is tuple and not isinstance(value, tuple):
+            return f"{key} must be a list of integers like [128, 256], got {value!r}"
+        if key != "seed" and min(value if isinstance(value, tuple) else (value,), default=0) < 0:
+            return f"{key} must not be negative, got {value}"
+    lengths = {key: len(value) for key, value in case.items() if isinstance(value, tuple)}
+    if "g" in case and lengths:
+        lengths["g"] = case["g"]
+    if len(set(lengths.values())) > 1:
+        return "the lists and g must agree on the number of groups, got " + ", ".join(
+            f"{key}: {n}" for key, n in lengths.items())
+    return None
 
 
 # ----- impls -----------------------------------------------------------------------------------
@@ -339,12 +373,12 @@ def run(args) -> int:
         tests = benches = [parse_case_line(line) for line in args.case]
     else:
         tests, benches = [dict(c) for c in problem.tests], [dict(c) for c in problem.benchmarks]
+    for c in tests + benches:  # before the secret seed does arithmetic on a seed that may be a word
+        check_case_keys(problem, c)
     seed = args.seed if args.seed is not None else os.environ.pop("POPCORN_SEED", None)
     if seed is not None:
         tests = [secret_seed(c, int(seed)) for c in tests]
         benches = [secret_seed(c, int(seed)) for c in benches]
-    for c in tests + benches:
-        check_case_keys(problem, c)
     if device == "cpu" and args.mode != "test" and not args.case and not args.full and problem.cpu_cases:
         benches = [dict(c) for c in problem.cpu_cases]
         if seed is not None:

@@ -63,6 +63,15 @@ def test_low_nibble_bug_passes_leaderboard_data_but_not_stress():
      "defines no custom_kernel(data) function"),
     (["gemv", "--case", "m=1"], E.EXIT_BAD_CASE, "error: invalid test case: 'm=1'"),
     (["gemv", "--case", "m: 128; seed: 1"], E.EXIT_BAD_CASE, "missing ['k', 'l']"),
+    # the leaderboard's case parser takes words; no generator does
+    (["gemv", "--case", "m: abc; k: 256; l: 1; seed: 1"], E.EXIT_BAD_CASE, "m must be an integer, got 'abc'"),
+    (["gemv", "--case", "m: 128; k: 256; l: 1; seed: abc", "--seed", "5"], E.EXIT_BAD_CASE,
+     "seed must be an integer, got 'abc'"),
+    (["gemv", "--case", "m: -4; k: 256; l: 1; seed: 1"], E.EXIT_BAD_CASE, "m must not be negative, got -4"),
+    (["group_gemm", "--case", "m: 128; n: [128, 256]; k: [256, 256]; g: 2; seed: 1"], E.EXIT_BAD_CASE,
+     "m must be a list of integers like [128, 256], got 128"),
+    (["group_gemm", "--case", "m: [128]; n: [128, 256]; k: [256, 256]; g: 2; seed: 1"], E.EXIT_BAD_CASE,
+     "the lists and g must agree on the number of groups, got m: 1, n: 2, k: 2, g: 2"),
 ])
 def test_bad_input_gives_one_line(args, code, needle):
     r = run_eval(*args)
