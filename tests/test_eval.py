@@ -152,7 +152,7 @@ def test_report_draws_the_newest_results_per_problem(tmp_path):
     from harness import report
 
     paths = sorted(str(p) for p in (REPO / "results").glob("*.json"))
-    docs = report.newest_per_problem(paths)
+    docs = report.newest_per_problem(report.timed_results(paths))
     assert [d["problem"] for d in docs] == [p for p in E.P.PROBLEM_NAMES if any(f"-{p}-" in x for x in paths)]
     for d in docs:  # newest: no file of the same problem has a later date
         assert all(json.load(open(p))["date"] <= d["date"] for p in paths if f"-{d['problem']}-" in p)
