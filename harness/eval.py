@@ -331,9 +331,13 @@ def emit(lines: list[str], to_stdout: bool) -> None:
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m harness.eval", description=__doc__.split("\n\n")[0])
     p.add_argument("problem", help=f"one of {', '.join(P.PROBLEM_NAMES)}")
-    p.add_argument("--mode", choices=("test", "benchmark", "leaderboard"), default="test")
+    p.add_argument("--mode", choices=("test", "benchmark", "leaderboard"), default="test",
+                   help="test: check the manifest's tests; benchmark: time its benchmarks; leaderboard: the "
+                        "tests, then timed runs that recheck every sample (default: test)")
     p.add_argument("--impl", nargs="+", default=["submission"], help="names or .py files (default: submission)")
-    p.add_argument("--data", choices=("leaderboard", "stress"), default="leaderboard")
+    p.add_argument("--data", choices=("leaderboard", "stress"), default="leaderboard",
+                   help="the leaderboard's inputs, or the stress inputs: all 16 FP4 codes in both nibbles, "
+                        "wide-range scales (default: leaderboard)")
     p.add_argument("--device", choices=("cpu", "cuda"), default=None, help="default: cuda when present")
     p.add_argument("--case", action="append", default=None, help="a case line instead of the manifest's")
     p.add_argument("--seed", type=int, default=None, help="secret seed (as POPCORN_SEED)")

@@ -1,6 +1,7 @@
 """The evaluator end to end, on the CPU: the reference passes, wrong impls fail clearly, bad input
 gives one line and the leaderboard's exit codes, benchmark mode writes the results JSON."""
 
+import argparse
 import json
 import os
 import subprocess
@@ -159,3 +160,12 @@ def test_report_draws_the_newest_results_per_problem(tmp_path):
     out = tmp_path / "summary.png"
     assert report.main(["--plot", str(out), *paths]) == 0
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and out.stat().st_size > 20_000
+
+
+def test_help_gives_every_default():
+    """`--help` names the default of each option that has one (--mode test, --data leaderboard, ...)."""
+    for action in E.build_parser()._actions:
+        if action.default in (None, False, argparse.SUPPRESS):
+            continue
+        shown = " ".join(action.default) if isinstance(action.default, list) else str(action.default)
+        assert action.help and f"default: {shown}" in action.help, action.option_strings
