@@ -35,6 +35,10 @@ from harness import problem as P
 from harness.timing import geometric_mean
 
 EXIT_OK, EXIT_USAGE, EXIT_CHECK, EXIT_BAD_CASE = 0, 2, 112, 113
+# Other processes only ever add time to a CPU sample: on a busy machine the mean (and err) swing with
+# the load (10x between two runs), and the best sample is the least disturbed one.
+CPU_TIMING_NOTE = ("CPU wall clock, no L2 flush: figures are not GPU timings; each case warmed up; "
+                   "compare impls by best us, as the mean grows with whatever else the machine runs")
 REPO = Path(__file__).resolve().parent.parent
 
 
@@ -396,7 +400,7 @@ def run(args) -> int:
     device_info = None
     if timed:
         print(f"{problem.name}: {args.mode} on {device}"
-              + (" (CPU wall clock, no L2 flush: figures are not GPU timings)" if device == "cpu" else ""),
+              + (f" ({CPU_TIMING_NOTE})" if device == "cpu" else ""),
               file=sys.stderr)
         if device == "cuda":
             from harness.worker import measure_device

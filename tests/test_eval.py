@@ -117,6 +117,7 @@ def test_people_get_a_table_and_the_protocol_stays_off_stdout():
     assert "check:" not in r.stdout and "benchmark.0.mean" not in r.stdout
     assert "mean us" in r.stdout and "geomean (score)" in r.stdout and "bf16-predecoded: pass (2/2 cases)" in r.stdout
     assert "small cpu cases" in r.stderr
+    assert "compare impls by best us" in r.stderr  # which figure to trust on a CPU
     for case in E.P.load_problem("gemv").cpu_cases:
         assert E.P.describe_case(case) in r.stdout
 
