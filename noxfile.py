@@ -78,8 +78,10 @@ def test(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def runner_dsl(session: nox.Session) -> None:
-    """The packaged submissions' sm100 kernels compiled with the leaderboard runner's CuTe DSL (4.3.5;
-    development uses 4.8.1), no GPU needed: tests/test_packaged_compile.py in locks/runner-dsl.txt."""
+    """The packaged sm100 kernels compiled with the leaderboard runner's CuTe DSL, no GPU needed.
+
+    The runner has CuTe DSL 4.3.5 (development uses 4.8.1): tests/test_packaged_compile.py in
+    locks/runner-dsl.txt."""
     install_locked(session, "runner-dsl")
     session.run("python", "-m", "pytest", "-q", "tests/test_packaged_compile.py", *session.posargs,
                 env={"NVFP4_RUNNER_DSL": "1"})
@@ -87,7 +89,9 @@ def runner_dsl(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def b200(session: nox.Session) -> None:
-    """`nox -s b200 [-- --reference-kernels DIR]`: on a B200, the sm100 tier, stress data, leaderboard mode,
+    """The B200 owner's one command: the sm100 kernels checked and timed, a verdict per kernel.
+
+    `nox -s b200 [-- --reference-kernels DIR]`: on a B200, the sm100 tier, stress data, leaderboard mode,
     optionally the leaderboard's own eval files from a reference-kernels checkout, and each case against
     its expected time: one results JSON and a verdict per kernel (scripts/b200.py). Elsewhere: says so, exit 0."""
     if not has_nvidia_gpu():
@@ -133,8 +137,10 @@ def bench(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def report(session: nox.Session) -> None:
-    """results/summary.png from the newest results JSON per problem (`python -m harness.report --summary`);
-    run it whenever results are committed. Extra args go to harness.report (e.g. --plot OUT.png FILES)."""
+    """Redraw results/summary.png from the newest GPU results per problem.
+
+    `python -m harness.report --summary`; run it whenever results are committed. Extra args go to
+    harness.report (e.g. --plot OUT.png FILES, --device NAME)."""
     session.chdir(REPO)
     install(session)
     session.run("python", "-m", "harness.report", *(session.posargs or ["--summary"]))
@@ -203,8 +209,10 @@ PROBLEMS = ("gemv", "gemm", "dual_gemm", "group_gemm")
 
 @nox.session(python=PYTHON)
 def package(session: nox.Session) -> None:
-    """`nox -s package -- [PROBLEM] [--kernel NAME] [--gpu B200|NVIDIA] [--leaderboard NAME] [-o FILE]`:
-    the single-file submission in dist/PROBLEM/submission.py (no PROBLEM: all four)."""
+    """The single-file submission the leaderboard accepts, in dist/PROBLEM/submission.py.
+
+    `nox -s package -- [PROBLEM] [--kernel NAME] [--gpu B200|NVIDIA] [--leaderboard NAME] [-o FILE]`
+    (no PROBLEM: all four)."""
     session.chdir(REPO)
     install_subset(session, ["pyyaml"])
     args = list(session.posargs)
@@ -217,8 +225,10 @@ def package(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def submit(session: nox.Session) -> None:
-    """`nox -s submit -- PROBLEM --mode test|benchmark|leaderboard [--gpu ...]`: package, send with
-    popcorn-cli, and write the reply as results JSON + table (results/PROBLEM-popcorn-*.json)."""
+    """Package, send with popcorn-cli, and write the reply as results JSON and a table.
+
+    `nox -s submit -- PROBLEM --mode test|benchmark|leaderboard [--gpu ...]`; the reply goes to
+    results/PROBLEM-popcorn-*.json."""
     if not session.posargs:
         session.error("usage: nox -s submit -- PROBLEM --mode test|benchmark|leaderboard [--gpu B200|NVIDIA]")
     session.chdir(REPO)

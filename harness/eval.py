@@ -37,6 +37,10 @@ from harness import problem as P
 from harness.timing import geometric_mean
 
 EXIT_OK, EXIT_USAGE, EXIT_CHECK, EXIT_BAD_CASE = 0, 2, 112, 113
+# Other processes only ever add time to a CPU sample: on a busy machine the mean (and err) swing with
+# the load (10x between two runs), and the best sample is the least disturbed one.
+CPU_TIMING_NOTE = ("CPU wall clock, no L2 flush: figures are not GPU timings; each case warmed up; "
+                   "compare impls by best us, as the mean grows with whatever else the machine runs")
 REPO = Path(__file__).resolve().parent.parent
 
 
@@ -86,6 +90,8 @@ def secret_seed(case: dict, s: int) -> dict:
 
 
 def check_case_keys(problem: P.Problem, case: dict) -> None:
+    """The case names exactly the generator's keys, and each value is of the kind the manifest's cases
+    give it: the leaderboard's case parser also accepts words, which no problem's generator takes."""
     import inspect
 
     params = inspect.signature(problem.reference.generate_input).parameters
@@ -94,6 +100,38 @@ def check_case_keys(problem: P.Problem, case: dict) -> None:
     if missing or extra:
         raise BadCase(f"invalid test case for {problem.name}: {P.describe_case(case)} "
                       f"(missing {sorted(missing)}, unknown {sorted(extra)}; expected keys {sorted(wanted)})")
+    problem_in_value = case_value_problem(case, manifest_value_kinds(problem))
+    if problem_in_value:
+        raise BadCase(f"invalid test case for {problem.name}: {P.describe_case(case)}: {problem_in_value}")
+
+
+def manifest_value_kinds(problem: P.Problem) -> dict[str, type]:
+    """Each case key's kind in the manifest's cases: int, or tuple (a list of integers)."""
+    kinds = {}
+    for case in problem.tests + problem.benchmarks:
+        for key, value in case.items():
+            kinds.setdefault(key, tuple if isinstance(value, tuple) else int)
+    return kinds
+
+
+def case_value_problem(case: dict, kinds: dict[str, type]) -> str | None:
+    """What is wrong with the case's values (None: nothing). Sizes are integers >= 0 (the seed may be
+    any integer); lists of sizes all have one length, the number of groups `g` where the case has one."""
+    for key, value in case.items():
+        kind = kinds.get(key, int)
+        if kind is int and not isinstance(value, int):
+            return f"{key} must be an integer, got {value!r}"
+        if kind is tuple and not isinstance(value, tuple):
+            return f"{key} must be a list of integers like [128, 256], got {value!r}"
+        if key != "seed" and min(value if isinstance(value, tuple) else (value,), default=0) < 0:
+            return f"{key} must not be negative, got {value}"
+    lengths = {key: len(value) for key, value in case.items() if isinstance(value, tuple)}
+    if "g" in case and lengths:
+        lengths["g"] = case["g"]
+    if len(set(lengths.values())) > 1:
+        return "the lists and g must agree on the number of groups, got " + ", ".join(
+            f"{key}: {n}" for key, n in lengths.items())
+    return None
 
 
 # ----- impls -----------------------------------------------------------------------------------
@@ -320,9 +358,13 @@ def emit(lines: list[str], to_stdout: bool) -> None:
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m harness.eval", description=__doc__.split("\n\n")[0])
     p.add_argument("problem", help=f"one of {', '.join(P.PROBLEM_NAMES)}")
-    p.add_argument("--mode", choices=("test", "benchmark", "leaderboard"), default="test")
+    p.add_argument("--mode", choices=("test", "benchmark", "leaderboard"), default="test",
+                   help="test: check the manifest's tests; benchmark: time its benchmarks; leaderboard: the "
+                        "tests, then timed runs that recheck every sample (default: test)")
     p.add_argument("--impl", nargs="+", default=["submission"], help="names or .py files (default: submission)")
-    p.add_argument("--data", choices=("leaderboard", "stress"), default="leaderboard")
+    p.add_argument("--data", choices=("leaderboard", "stress"), default="leaderboard",
+                   help="the leaderboard's inputs, or the stress inputs: all 16 FP4 codes in both nibbles, "
+                        "wide-range scales (default: leaderboard)")
     p.add_argument("--device", choices=("cpu", "cuda"), default=None, help="default: cuda when present")
     p.add_argument("--case", action="append", default=None, help="a case line instead of the manifest's")
     p.add_argument("--seed", type=int, default=None, help="secret seed (as POPCORN_SEED)")
@@ -362,12 +404,12 @@ def run(args) -> int:
         tests = benches = [parse_case_line(line) for line in args.case]
     else:
         tests, benches = [dict(c) for c in problem.tests], [dict(c) for c in problem.benchmarks]
+    for c in tests + benches:  # before the secret seed does arithmetic on a seed that may be a word
+        check_case_keys(problem, c)
     seed = args.seed if args.seed is not None else os.environ.pop("POPCORN_SEED", None)
     if seed is not None:
         tests = [secret_seed(c, int(seed)) for c in tests]
         benches = [secret_seed(c, int(seed)) for c in benches]
-    for c in tests + benches:
-        check_case_keys(problem, c)
     if device == "cpu" and args.mode != "test" and not args.case and not args.full and problem.cpu_cases:
         benches = [dict(c) for c in problem.cpu_cases]
         if seed is not None:
@@ -381,7 +423,7 @@ def run(args) -> int:
     device_info = None
     if timed:
         print(f"{problem.name}: {args.mode} on {device}"
-              + (" (CPU wall clock, no L2 flush: figures are not GPU timings)" if device == "cpu" else ""),
+              + (f" ({CPU_TIMING_NOTE})" if device == "cpu" else ""),
               file=sys.stderr)
         if device == "cuda":
             from harness.worker import measure_device

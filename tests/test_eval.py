@@ -1,6 +1,7 @@
 """The evaluator end to end, on the CPU: the reference passes, wrong impls fail clearly, bad input
 gives one line and the leaderboard's exit codes, benchmark mode writes the results JSON."""
 
+import argparse
 import json
 import os
 import subprocess
@@ -63,6 +64,15 @@ def test_low_nibble_bug_passes_leaderboard_data_but_not_stress():
      "defines no custom_kernel(data) function"),
     (["gemv", "--case", "m=1"], E.EXIT_BAD_CASE, "error: invalid test case: 'm=1'"),
     (["gemv", "--case", "m: 128; seed: 1"], E.EXIT_BAD_CASE, "missing ['k', 'l']"),
+    # the leaderboard's case parser takes words; no generator does
+    (["gemv", "--case", "m: abc; k: 256; l: 1; seed: 1"], E.EXIT_BAD_CASE, "m must be an integer, got 'abc'"),
+    (["gemv", "--case", "m: 128; k: 256; l: 1; seed: abc", "--seed", "5"], E.EXIT_BAD_CASE,
+     "seed must be an integer, got 'abc'"),
+    (["gemv", "--case", "m: -4; k: 256; l: 1; seed: 1"], E.EXIT_BAD_CASE, "m must not be negative, got -4"),
+    (["group_gemm", "--case", "m: 128; n: [128, 256]; k: [256, 256]; g: 2; seed: 1"], E.EXIT_BAD_CASE,
+     "m must be a list of integers like [128, 256], got 128"),
+    (["group_gemm", "--case", "m: [128]; n: [128, 256]; k: [256, 256]; g: 2; seed: 1"], E.EXIT_BAD_CASE,
+     "the lists and g must agree on the number of groups, got m: 1, n: 2, k: 2, g: 2"),
 ])
 def test_bad_input_gives_one_line(args, code, needle):
     r = run_eval(*args)
@@ -107,6 +117,7 @@ def test_people_get_a_table_and_the_protocol_stays_off_stdout():
     assert "check:" not in r.stdout and "benchmark.0.mean" not in r.stdout
     assert "mean us" in r.stdout and "geomean (score)" in r.stdout and "bf16-predecoded: pass (2/2 cases)" in r.stdout
     assert "small cpu cases" in r.stderr
+    assert "compare impls by best us" in r.stderr  # which figure to trust on a CPU
     for case in E.P.load_problem("gemv").cpu_cases:
         assert E.P.describe_case(case) in r.stdout
 
@@ -143,10 +154,19 @@ def test_report_draws_the_newest_results_per_problem(tmp_path):
     from harness import report
 
     paths = sorted(str(p) for p in (REPO / "results").glob("*.json"))
-    docs = report.newest_per_problem(paths)
+    docs = report.newest_per_problem(report.timed_results(paths))
     assert [d["problem"] for d in docs] == [p for p in E.P.PROBLEM_NAMES if any(f"-{p}-" in x for x in paths)]
     for d in docs:  # newest: no file of the same problem has a later date
         assert all(json.load(open(p))["date"] <= d["date"] for p in paths if f"-{d['problem']}-" in p)
     out = tmp_path / "summary.png"
     assert report.main(["--plot", str(out), *paths]) == 0
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and out.stat().st_size > 20_000
+
+
+def test_help_gives_every_default():
+    """`--help` names the default of each option that has one (--mode test, --data leaderboard, ...)."""
+    for action in E.build_parser()._actions:
+        if action.default in (None, False, argparse.SUPPRESS):
+            continue
+        shown = " ".join(action.default) if isinstance(action.default, list) else str(action.default)
+        assert action.help and f"default: {shown}" in action.help, action.option_strings

@@ -1,6 +1,7 @@
 """Statistics and the stopping rule of the timing loop."""
 
 import math
+from pathlib import Path
 
 import pytest
 
@@ -58,3 +59,33 @@ def test_host_idle_us_takes_the_calls_in_turn():
     seen = []
     T.host_idle_us([lambda: seen.append("a"), lambda: seen.append("b")], n=3, warm=1, sync=lambda: None)
     assert seen == ["a", "b", "a", "b"]
+
+
+# ----- the CPU benchmark path (harness/worker.py): the GPU path is the leaderboard's loop, unchanged ----
+
+IMPLS = Path(__file__).resolve().parent / "impls"
+
+
+def test_cpu_benchmark_warms_up_each_case_before_timing_it():
+    """A CPU's first calls of a shape can be many times slower than the rest; no timed sample may
+    include them. The case's shape differs from tests[0], which the worker warms up in any case."""
+    from harness import worker as W
+
+    runner = W.Runner("gemv", str(IMPLS / "slow_first_calls.py"), "slow-first-calls", "cpu", "leaderboard")
+    [result] = runner.benchmark([{"m": 128, "k": 512, "l": 1, "seed": 5}], leaderboard=False)
+    assert result["status"] == "pass", result["error"]
+    assert result["stats"]["worst"] < runner.module.PAUSE_S * 1e9, result["stats"]
+
+
+def test_cpu_benchmark_of_a_batched_problem_keeps_to_its_wall_clock_budget():
+    """gemm times 50 inputs per sample and the stopping rule counts time per input: the CPU budget
+    must still be about CPU_MAX_TIME_NS of wall clock per case, not 50 times that."""
+    from harness import worker as W
+
+    runner = W.Runner("gemm", str(IMPLS / "gemm_sleepy.py"), "sleepy", "cpu", "leaderboard")
+    [result] = runner.benchmark([{"m": 128, "n": 128, "k": 256, "l": 1, "seed": 5}], leaderboard=False)
+    assert result["status"] == "pass", result["error"]
+    s, n = result["stats"], runner.problem.inputs_per_sample
+    timed_ns = s["runs"] * s["mean"] * n
+    # the budget and the sample that crossed it, or the stopping rule's three samples on a slow machine
+    assert timed_ns <= max(W.CPU_MAX_TIME_NS + s["worst"] * n, 3 * s["worst"] * n), s
