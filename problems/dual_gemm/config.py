@@ -116,8 +116,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from shared.cute.sm90_config import K_TILE, Sm90Config
-
-SMS = 132  # H100 SXM
+from shared.devices import H100_SM_COUNT
 
 # One consumer warpgroup (64 rows of B1 and of B2, 128 fp32 accumulators per thread) x 128 rows of A;
 # 7 decoder warps publish a whole 256-K stage of decoded A per proxy fence into an 8-slot ring.
@@ -158,10 +157,10 @@ def choose_sm90(m: int, n: int, k: int) -> Sm90Config:
     """The config for one shape: the most MMA work per decoded A tile that still fills the GPU."""
     if m % 128 == 0 and n % 128 == 0:
         tiles = (m // 128) * (n // 128)
-        if tiles >= 0.7 * SMS:
+        if tiles >= 0.7 * H100_SM_COUNT:
             # one wave either way: the 104-row tiles have less work per CTA
-            return SM90_WIDE_104 if -(-m // 104) * (n // 128) <= SMS else SM90_WIDE
-        if 2 * tiles <= SMS and (k // K_TILE) % 2 == 0:
+            return SM90_WIDE_104 if -(-m // 104) * (n // 128) <= H100_SM_COUNT else SM90_WIDE
+        if 2 * tiles <= H100_SM_COUNT and (k // K_TILE) % 2 == 0:
             return SM90_WIDE_SPLIT2
     if m % 64 == 0 and n % 128 == 0:
         return SM90_WIDE_N

@@ -91,6 +91,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from shared.cute.sm90_config import K_TILE, Sm90Config
+from shared.devices import H100_SM_COUNT
 
 _COMMON = dict(n_dwg=2, producer_regs=56, a_batch=4, a_slots=8)
 # 64 rows of B per consumer warpgroup x 128 rows of A per CTA.
@@ -115,8 +116,6 @@ SM90_CANDIDATES = {"m128": SM90_M128, "m64": SM90_M64, "m64_wide": SM90_M64_WIDE
                    "m64_wide_split2": SM90_M64_WIDE_SPLIT2, "m128_wide_split2": SM90_M128_WIDE_SPLIT2,
                    "m128_swap_split2": SM90_M128_SWAP_SPLIT2}
 
-SMS = 132  # H100 SXM
-
 
 def choose_sm90(m: int, n: int, k: int) -> Sm90Config:
     """Prefer the config that still fills the GPU with the most MMA work per decoded A tile."""
@@ -124,16 +123,16 @@ def choose_sm90(m: int, n: int, k: int) -> Sm90Config:
     if m % 128 == 0 and k >= 8192 and even_k:
         swap = 2 * (m // 128) * -(-n // SM90_M128_SWAP_SPLIT2.smem_rows)  # CTAs of each config
         wide = 2 * (m // 128) * (n // 128) if n % 128 == 0 else 0
-        if wide < swap and 0.75 * SMS <= swap <= SMS:
+        if wide < swap and 0.75 * H100_SM_COUNT <= swap <= H100_SM_COUNT:
             return SM90_M128_SWAP_SPLIT2
-        if 0.75 * SMS <= wide <= SMS:
+        if 0.75 * H100_SM_COUNT <= wide <= H100_SM_COUNT:
             return SM90_M128_WIDE_SPLIT2
     if m % 64 == 0 and n % 128 == 0:
         tiles = (m // 64) * (n // 128)
-        if tiles >= 0.75 * SMS:
+        if tiles >= 0.75 * H100_SM_COUNT:
             return SM90_M64_WIDE
-        if 2 * tiles <= SMS and even_k:
+        if 2 * tiles <= H100_SM_COUNT and even_k:
             return SM90_M64_WIDE_SPLIT2
-    if m % 128 == 0 and (m // 128) * (n // 64) >= 0.75 * SMS:
+    if m % 128 == 0 and (m // 128) * (n // 64) >= 0.75 * H100_SM_COUNT:
         return SM90_M128
     return SM90_M64

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from shared.devices import H100_SM_COUNT
+
 WARP = 32
 CHUNK_BYTES = 16  # one 16-byte load per lane = 32 FP4 values = 2 scale blocks
 
@@ -116,7 +118,7 @@ SM90_DEFAULT = GemvConfig(warps=8, k_warps=1, rows=1, k_unroll=4, ctas_per_sm=3,
 SM100_DEFAULT = GemvConfig(warps=8, k_warps=1, rows=2, k_unroll=4, ctas_per_sm=3, prefetch=1)
 
 
-def choose_sm90(m: int, k: int, l: int, sms: int = 132) -> GemvConfig:
+def choose_sm90(m: int, k: int, l: int, sms: int = H100_SM_COUNT) -> GemvConfig:
     return _choose(m, k, l, sms, SM90_LONG_K if k >= 8192 else SM90_DEFAULT, 0)
 
 

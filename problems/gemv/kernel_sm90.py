@@ -74,12 +74,13 @@ from shared.cute.ptx import (
     st_shared_v2_f32,
     st_shared_v4,
 )
+from shared.devices import H100_SM_COUNT
 
 
 class GemvSm90:
     """One compiled GEMV for a static (M, K, L, config, grid)."""
 
-    def __init__(self, cfg: GemvConfig, m: int, k: int, l: int, sms: int = 132, b_rows: int = 128):
+    def __init__(self, cfg: GemvConfig, m: int, k: int, l: int, sms: int = H100_SM_COUNT, b_rows: int = 128):
         ok, why = self.can_implement(cfg, m, k, l)
         if not ok:
             raise ValueError(f"GemvSm90: {why}")
