@@ -8,7 +8,7 @@ one call between two events, the leaderboard's stopping rule):
     start event and the kernel;
   * with --steady, kernel-only durations back to back over rotating inputs (no flush, warm TLB):
     the condition of the graph-replayed read, for the kernel alone;
-  * with --variants, every config of problems/gemv/tune_sm90.VARIANTS (checked on both generators
+  * with --variants, every config of scripts/tune/gemv.py's VARIANTS (checked on both generators
     first), so that configs are chosen by the time the leaderboard sees, not by back-to-back calls.
 """
 
@@ -27,8 +27,8 @@ from harness import sol, timing  # noqa: E402
 from harness.problem import load_problem  # noqa: E402
 from problems.gemv import reference as ref  # noqa: E402 (after the path fix-up)
 from problems.gemv import submission as sub  # noqa: E402
-from problems.gemv import tune_sm90 as tune  # noqa: E402
 from problems.gemv.config import choose_sm90  # noqa: E402
+from scripts.tune import gemv as tune  # noqa: E402
 
 
 def kernel_us(call, flush_bytes: int, reps: int = 20) -> dict[str, float]:

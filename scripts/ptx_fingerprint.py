@@ -60,8 +60,10 @@ def jobs():
     from problems.gemv.config import choose_sm90, choose_sm100
     from problems.gemv.kernel_sm90 import GemvSm90, compile_gemv
     from problems.gemv.kernel_sm100 import GemvSm100
+    from shared.devices import B200_SM_COUNT, H100_SM_COUNT
 
-    for arch, kernel, choose, sms in (("sm90", GemvSm90, choose_sm90, 132), ("sm100", GemvSm100, choose_sm100, 148)):
+    for arch, kernel, choose, sms in (("sm90", GemvSm90, choose_sm90, H100_SM_COUNT),
+                                        ("sm100", GemvSm100, choose_sm100, B200_SM_COUNT)):
         seen = set()
         for c in _cases("gemv"):
             m, k, l = c["m"], c["k"], c["l"]

@@ -250,7 +250,7 @@ def test_sm90_kernel_configs(cfg, m, k, l):
     from harness.check import check_tensor
     from problems.gemv import reference as ref
     from problems.gemv.kernel_sm90 import GemvSm90
-    from problems.gemv.tune_sm90 import compile_cfg, launch
+    from scripts.tune.gemv import compile_cfg, launch
 
     if not GemvSm90.can_implement(cfg, m, k, l)[0]:
         pytest.skip(f"{cfg} does not take {(m, k, l)}")

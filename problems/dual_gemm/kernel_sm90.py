@@ -10,7 +10,7 @@ with fp32 accumulation) is shared with `gemm` and described in shared/cute/sm90_
 
 Constraints (can_implement): L = 1, K % 256 == 0, N % tile_n == 0 (M % tile_m == 0 with swap_ab; the
 other side may end in a partial tile), the leaderboard layouts. Run and time:
-`python problems/dual_gemm/tune_sm90.py` on an H100 (prints a table).
+`python -m scripts.tune_sm90 dual_gemm` on an H100 (prints a table).
 """
 
 from __future__ import annotations

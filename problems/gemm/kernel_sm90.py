@@ -6,7 +6,7 @@ wgmma into fp32 accumulators; the epilogue rounds once to fp16. The mainloop is 
 `dual_gemm` and described in shared/cute/sm90_gemm.py.
 
 Constraints (can_implement): L = 1, K % 256 == 0, N % tile_n == 0 (M any: its last tile may be
-partial), the leaderboard layouts. Run and time: `python problems/dual_gemm/tune_sm90.py gemm` on an H100.
+partial), the leaderboard layouts. Run and time: `python -m scripts.tune_sm90 gemm` on an H100.
 """
 
 from __future__ import annotations

@@ -1,13 +1,16 @@
 """Tuning knobs of the GEMV kernels and the per-shape choice.
 
 A config is a frozen dataclass, so it can be part of a compile-cache key. `choose_sm90` and
-`choose_sm100` look only at the problem shape and the SM count; the numbers come from the timing
-tables of `problems/gemv/tune_sm90.py` (H100) and from a bytes-in-flight estimate (B200).
+`choose_sm100` look only at the problem shape and the SM count. The sm90 configs come from H100
+timing runs (`python -m scripts.tune_sm90 gemv`; their figures are in results/TUNING.md), the sm100
+config from a bytes-in-flight estimate (B200).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+
+from shared.devices import H100_SM_COUNT
 
 WARP = 32
 CHUNK_BYTES = 16  # one 16-byte load per lane = 32 FP4 values = 2 scale blocks
@@ -100,23 +103,18 @@ def _choose(m: int, k: int, l: int, sms: int, base: GemvConfig, fallback_ctas: i
     return cfg
 
 
-# H100 (132 SMs), from the problems/gemv/tune_sm90.py table of 2026-11-22 (per-call us, 8 calls
-# back to back, rotating inputs; floor = reading the input bytes once, 25.4 / 46.5 / 13.2):
-#   (7168, 16384, 1): 16 warps, 2 rows, 2 k-steps, 1 CTA/SM persistent       27.3  (x1.08)
-#   (4096, 7168, 8):   8 warps, 1 row,  4 k-steps, 3 CTAs/SM persistent      49.1  (x1.06)
-#   (7168, 2048, 4):   8 warps, 1 row,  4 k-steps, 3 CTAs/SM persistent      15.8  (x1.19)
-# Every config keeps the next k-block of A in flight through L2 prefetches (prefetch=1); two
-# blocks ahead was slower, and so were 4 rows x 1 k-step (more registers, fewer warps).
-# Rechecked in the evaluator's loop (scripts/gemv_probe.py --variants, same day): the chosen configs
-# are the fastest of the 12 variants or within 0.1 us of it on each shape.
+# Chosen for K >= 8192: 27.3 us per call (8 back to back) on 7168x16384x1, x1.08 of reading its input
+# once (H100, 2026-11-22; results/TUNING.md).
 SM90_LONG_K = GemvConfig(warps=16, k_warps=1, rows=2, k_unroll=2, ctas_per_sm=1, prefetch=1)
+# Chosen for shorter K: 49.1 us on 4096x7168x8 and 15.8 on 7168x2048x4, x1.06 and x1.19 of reading the
+# input once (H100, 2026-11-22; results/TUNING.md).
 SM90_DEFAULT = GemvConfig(warps=8, k_warps=1, rows=1, k_unroll=4, ctas_per_sm=3, prefetch=1)
 # B200 (148 SMs, ~8 TB/s): about 2.7x the H100's bandwidth-delay product per SM, so twice the loads
 # per warp in registers (2 rows x 4 k-steps) with the H100's persistence. Not measured (no B200).
 SM100_DEFAULT = GemvConfig(warps=8, k_warps=1, rows=2, k_unroll=4, ctas_per_sm=3, prefetch=1)
 
 
-def choose_sm90(m: int, k: int, l: int, sms: int = 132) -> GemvConfig:
+def choose_sm90(m: int, k: int, l: int, sms: int = H100_SM_COUNT) -> GemvConfig:
     return _choose(m, k, l, sms, SM90_LONG_K if k >= 8192 else SM90_DEFAULT, 0)
 
 

@@ -30,22 +30,16 @@ Algorithm
       ctas_per_sm > 0 the grid is persistent (each CTA gets the same number of tiles and decodes
       the vector once); with 0 it is one CTA per tile.
 
-Measured on the H100 (2026-11-22). In the evaluator's loop (L2 flush, one call between two
-events; results/2026-11-22-h100-gemv-9fb850a.json) 32.4 / 57.9 / 18.4 us for the 3 benchmark
-shapes, where a plain read of the same bytes once (Triton, timed the same way: `read loop`)
-takes 33.5 / 56.7 / 19.2 us: x0.97 / 1.02 / 0.95. The graph-replayed read (back to back, no flush)
-takes 25.0 / 47.7 / 13.4 us; after the flush every kernel runs slower, the read included (its own
-kernel time rises from 23.2 to 31.5 us on the first shape, CUPTI). Kernel-only times back to back
-over rotating inputs (scripts/gemv_probe.py --steady): 24.7 / 46.3 / 13.4 us against the read's
-23.2 / 44.6 / 12.5 (x1.06 / 1.04 / 1.07). Loads-only variants of the kernel take the same time as
-the full kernel: the decode and the dot products are hidden behind memory.
+On the H100 the kernel takes about the time of a plain read of the same bytes, and loads-only
+variants of it take the same time as the full kernel: the decode and the dot products are hidden
+behind memory (results/TUNING.md).
 
 Warp roles: none; every warp loads and computes (no TMA: a GEMV has no reuse to stage).
 
 Constraints (can_implement): K % 64 == 0, M a multiple of the row tile, the k-steps of a row
 divisible by k_warps, tensors 16-byte aligned (checked by the caller, problems/gemv/submission.py).
 
-Run and time: `python -m problems.gemv.tune_sm90` on an H100 (correctness against the reference
+Run and time: `python -m scripts.tune_sm90 gemv` on an H100 (correctness against the reference
 and a timing table per config); `python -m harness.eval gemv --mode benchmark --impl submission`.
 """
 
@@ -76,12 +70,13 @@ from shared.cute.ptx import (
     st_shared_v2_f32,
     st_shared_v4,
 )
+from shared.devices import H100_SM_COUNT
 
 
 class GemvSm90:
     """One compiled GEMV for a static (M, K, L, config, grid)."""
 
-    def __init__(self, cfg: GemvConfig, m: int, k: int, l: int, sms: int = 132, b_rows: int = 128):
+    def __init__(self, cfg: GemvConfig, m: int, k: int, l: int, sms: int = H100_SM_COUNT, b_rows: int = 128):
         ok, why = self.can_implement(cfg, m, k, l)
         if not ok:
             raise ValueError(f"GemvSm90: {why}")

@@ -10,4 +10,6 @@ from dataclasses import replace
 
 from problems.gemm.config import SM90_M128
 
+# Chosen over decoded-A batches of 2 with deeper packed rings (5-13% slower) and 216 consumer registers
+# (3-6% slower) on the four benchmark cases (H100, 2026-11-24; results/README.md).
 SM90 = replace(SM90_M128, n_cwg=2, consumer_regs=200, a_unroll=2)

@@ -37,7 +37,7 @@ class Sm90Config:
     a cluster of `splits` CTAs along grid z; each CTA finishes half of the tile's columns, with the
     other's fp32 sums of that half received through distributed shared memory (no tensor in device
     memory). For grids that would otherwise leave SMs idle. (Splits over 4 CTAs were slower: only 30
-    clusters of 4 fit on the H100 at one CTA per SM; problems/gemm/config.py.)
+    clusters of 4 fit on the H100 at one CTA per SM; results/TUNING.md, gemm.)
     """
 
     smem_rows: int = 128
@@ -123,8 +123,8 @@ class Sm90Config:
             raise ValueError(f"Sm90Config.n_dwg must be 1, 2 or 3, got {self.n_dwg}")
         if 128 * (self.n_dwg * self.producer_regs + self.n_cwg * self.consumer_regs) > self.threads * self.launch_regs:
             # setmaxnreg.inc waits until the registers it asks for are free: asking for more than the
-            # decreases hand back waits forever. The likely cause of the n_dwg=3 hang of 2026-11-22
-            # (640 threads start with 96 registers, not 102); within this bound n_dwg=3 runs (H100)
+            # decreases hand back waits forever (640 threads start with 96 registers, not 102:
+            # results/TUNING.md, the n_dwg=3 hang)
             raise ValueError(f"Sm90Config {self}: setmaxnreg targets exceed the {self.threads * self.launch_regs} "
                              f"registers the CTA gets at launch ({self.launch_regs} per thread)")
         if self.wgmma_depth not in (0, 1):

@@ -22,10 +22,10 @@ the default roles. CTA = n_dwg + n_cwg warpgroups:
                         one K tile ahead of B.
   the other 4*n_dwg-1 warps of the first n_dwg warpgroups: A decoders, each 256-K stage -> four
                         64-K fp16 sub-tiles of A in the `a16` ring, `a_batch` sub-tiles per proxy
-                        fence and barrier hand-off (one per sub-tile was 7-15% slower overall). A
-                        unit (one row, 32 K) is ~92 instructions, 60 of them the decode; its indices
-                        advance by adds (a division per unit made it 110 and the dual GEMM ~7%
-                        slower: the decoders share the schedulers with the consumers).
+                        fence and barrier hand-off (a hand-off per sub-tile was slower).
+                        A unit (one row, 32 K) is ~92 instructions, 60 of them the decode; its
+                        indices advance by adds, not a division per unit: the decoders share the
+                        schedulers with the consumers, so each decoder instruction costs them time.
   the last n_cwg warpgroups: consumers, 64 rows of each B per warpgroup; per round (chunk_k = 32
                         or 64 K) decode the warpgroup's B fragments into registers (2 register
                         sets, so the decode of round j+1 overlaps the wgmma of round j; the packed
@@ -33,8 +33,8 @@ the default roles. CTA = n_dwg + n_cwg warpgroups:
                         x k16, then the epilogue straight from registers (C is written through a
                         transposed view).
                         A thread's scales come in one 64-bit load per row, operand and half stage,
-                        and one conversion serves its two rows (per-chunk byte loads and one
-                        conversion per row were ~10% more consumer instructions, ~2% slower).
+                        and one conversion serves its two rows (fewer consumer instructions than
+                        byte loads per chunk). Measurements of these choices: results/TUNING.md.
 setmaxnreg moves registers from the decoder warpgroups to the consumers (min_blocks_per_mp=1 lets
 ptxas know the count at entry); the targets must fit the registers the CTA got at launch
 (Sm90Config.check), or the consumers' setmaxnreg waits forever.
@@ -502,7 +502,7 @@ class Sm90BlockScaledGemm:
                     rnd = sub * rounds + q
                     rs = rnd % 2  # register set (rounds per K tile are even)
                     # load the next round's words now: they are issued ahead of this round's
-                    # wgmma and its wait, which hide their latency (dual_gemm config.py: 1-3% on two shapes)
+                    # wgmma and its wait, which hide their latency (results/TUNING.md, dual_gemm)
                     cur = words
                     if cutlass.const_expr(rnd + 1 < 4 * rounds):
                         words = load_words(r_stage, rnd + 1)
