@@ -35,10 +35,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # `python scripts/b200.py` as well as `python -m scripts.b200`
     sys.path.insert(0, str(ROOT))
+from shared.devices import B200_SM_COUNT  # noqa: E402
+
 PROBLEMS = ("gemv", "gemm", "dual_gemm", "group_gemm")
 HBM_BYTES_PER_S = 8.0e12
 FP4_FLOPS = 9.0e15
-SMS = 148
+SMS = B200_SM_COUNT
 SM_FLOPS = FP4_FLOPS / SMS
 NARROW_EFFICIENCY = 2 / 3  # 128 x 64 MMAs: A (4 KB per 64 K) re-read for half the N of a 128-wide tile
 FIXED_US = 1.0
@@ -71,13 +73,14 @@ def gemv_estimate(m: int, k: int, l: int) -> dict:
 
 def group_estimate(ms, ns, ks) -> dict:
     """The sm100 grouped kernel (one persistent launch over every group's 128 x tile_n tiles): the bytes
-    of all groups against the busiest CTA's K steps (problems/group_gemm/kernel_sm100.py, schedule)."""
-    from problems.group_gemm import kernel_sm100 as G
+    of all groups against the busiest CTA's K steps (problems/group_gemm/schedule_sm100.py)."""
+    from problems.group_gemm.config import choose_sm100
+    from problems.group_gemm.schedule_sm100 import schedule
 
     sizes = [(m, n, k, 1) for m, n, k in zip(ms, ns, ks)]
-    tile_n = G.choose_config(sizes, SMS).tile_n
+    tile_n = choose_sm100(sizes, SMS).tile_n
     bytes_ = sum(m * k // 2 + m * k // 16 + n * k // 2 + n * k // 16 + 2 * m * n for m, n, k, _ in sizes)
-    work = G.schedule(sizes, tile_n, SMS)
+    work = schedule(sizes, tile_n, SMS)
     busiest = max((sum(sizes[g][2] // 256 for g, _, _ in tiles) for tiles in work), default=0)
     step_us = 2 * 128 * tile_n * 256 / (SM_FLOPS * (NARROW_EFFICIENCY if tile_n < 128 else 1.0)) * 1e6
     dram_us = bytes_ / HBM_BYTES_PER_S * 1e6
@@ -94,10 +97,10 @@ def expected_us(problem: str, case: dict) -> dict:
         return group_estimate(case["m"], case["n"], case["k"])
     m, n, k, l = (case[x] for x in ("m", "n", "k", "l"))
     if problem == "gemm":
-        from problems.gemm.kernel_sm100 import choose_config
+        from problems.gemm.config import choose_sm100
     else:
-        from problems.dual_gemm.kernel_sm100 import choose_config
-    return gemm_like_estimate(m, n, k, l, 1 if problem == "gemm" else 2, choose_config(m, n, k, l, SMS).tile_n)
+        from problems.dual_gemm.config import choose_sm100
+    return gemm_like_estimate(m, n, k, l, 1 if problem == "gemm" else 2, choose_sm100(m, n, k, l, SMS).tile_n)
 
 
 def yaml_of(problem: str) -> dict:

@@ -35,12 +35,12 @@ import cutlass.cute as cute  # noqa: E402
 import cutlass.utils.blockscaled_layout as blockscaled_utils  # noqa: E402
 
 from harness.problem import load_problem  # noqa: E402
-from problems.dual_gemm import kernel_sm100 as dual_k  # noqa: E402
-from problems.gemm import kernel_sm100 as gemm_k  # noqa: E402
+from problems.dual_gemm.config import DualGemmSm100Config  # noqa: E402
+from problems.gemm.config import GemmSm100Config  # noqa: E402
 from shared import scales as S  # noqa: E402
 from shared.cute import sm100_blockscaled as bs  # noqa: E402
 from shared.cute.runtime import compile_arch, null_ptr  # noqa: E402
-from tests.sm100_common import KERNELS, NUM_B, artifacts, cases, sass_and_resources  # noqa: E402
+from tests.sm100_common import CHOOSE, KERNELS, NUM_B, artifacts, cases, sass_and_resources  # noqa: E402
 
 # ----------------------------------------------------------------------------- independent facts
 CTA_M = 128  # rows of a cta_group::1 block-scaled MMA
@@ -78,11 +78,11 @@ def tmem_columns_needed(tile_n: int, num_b: int, num_acc_stage: int) -> int:
 
 # Every configuration the kernels support; the benchmark shapes' choices are among them (asserted).
 CONFIGS = [
-    ("gemm", gemm_k.GemmSm100Config(tile_n=64, num_acc_stage=2)),
-    ("gemm", gemm_k.GemmSm100Config(tile_n=128, num_acc_stage=2)),
-    ("gemm", gemm_k.GemmSm100Config(tile_n=256, num_acc_stage=1)),
-    ("dual_gemm", dual_k.DualGemmSm100Config(tile_n=64, num_acc_stage=2)),
-    ("dual_gemm", dual_k.DualGemmSm100Config(tile_n=128, num_acc_stage=1)),
+    ("gemm", GemmSm100Config(tile_n=64, num_acc_stage=2)),
+    ("gemm", GemmSm100Config(tile_n=128, num_acc_stage=2)),
+    ("gemm", GemmSm100Config(tile_n=256, num_acc_stage=1)),
+    ("dual_gemm", DualGemmSm100Config(tile_n=64, num_acc_stage=2)),
+    ("dual_gemm", DualGemmSm100Config(tile_n=128, num_acc_stage=1)),
 ]
 CONFIG_IDS = [f"{p}-n{c.tile_n}-acc{c.num_acc_stage}" for p, c in CONFIGS]
 COMPILE_SHAPE = (256, 512, 512, 1)
@@ -91,7 +91,7 @@ COMPILE_SHAPE = (256, 512, 512, 1)
 def test_the_benchmark_shapes_use_the_configs_checked_here():
     for problem in KERNELS:
         for shape in cases(problem, "benchmarks"):
-            assert (problem, KERNELS[problem].choose_config(*shape)) in CONFIGS, (problem, shape)
+            assert (problem, CHOOSE[problem](*shape)) in CONFIGS, (problem, shape)
 
 
 # ----------------------------------------------------------------------------- PTX reading

@@ -3,7 +3,7 @@
 Dispatch by the device of `a`:
     sm_90 (H100/H200) -> problems/dual_gemm/kernel_sm90.py: one fused launch (A read once per tile for
                          both products, exact FP4 x E4M3 -> fp16 decode, fp16 wgmma, fp32 silu * mul).
-    sm_100 (B200)     -> problems/dual_gemm/kernel_sm100.py `prepare(data)`, imported only there.
+    sm_100 (B200)     -> problems/dual_gemm/kernel_sm100.py `prepare(data, cfg)`, imported only there.
     anything else     -> the portable path: exact decode (shared.nvfp4.dequantize), two fp32 matmuls
                          with TF32 off, silu * mul in fp32, one cast. Works on the CPU.
 A CUDA shape the kernel cannot tile (L != 1, K % 256, N % 64) takes the portable path: it is
@@ -52,7 +52,9 @@ def _prepare(data):
         except ImportError:
             kernel_sm100 = None
         if kernel_sm100 is not None and hasattr(kernel_sm100, "prepare"):
-            return kernel_sm100.prepare(data)
+            from problems.dual_gemm.config import choose_sm100
+
+            return kernel_sm100.prepare(data, choose_sm100(m, n, k, l, kernel_sm100.bs.device_sm_count(data[0])))
     return lambda: _portable(data)
 
 

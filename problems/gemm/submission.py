@@ -2,7 +2,7 @@
 
 Dispatch by the device of `a`:
     sm_90 (H100/H200) -> problems/gemm/kernel_sm90.py (exact FP4 x E4M3 -> fp16 decode, fp16 wgmma).
-    sm_100 (B200)     -> problems/gemm/kernel_sm100.py `prepare(data)`, imported only there.
+    sm_100 (B200)     -> problems/gemm/kernel_sm100.py `prepare(data, cfg)`, imported only there.
     anything else     -> the portable path: exact decode (shared.nvfp4.dequantize) and an fp32 matmul
                          with TF32 off. Works on the CPU.
 A CUDA shape the kernel cannot tile (L != 1, K % 256, N % 64) takes the portable path, which
@@ -51,7 +51,9 @@ def _prepare(data):
         except ImportError:
             kernel_sm100 = None
         if kernel_sm100 is not None and hasattr(kernel_sm100, "prepare"):
-            return kernel_sm100.prepare(data)
+            from problems.gemm.config import choose_sm100
+
+            return kernel_sm100.prepare(data, choose_sm100(m, n, k, l, kernel_sm100.bs.device_sm_count(data[0])))
     return lambda: _portable(data)
 
 

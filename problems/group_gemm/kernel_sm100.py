@@ -10,8 +10,8 @@ Algorithm
   * Schedule: the output tiles (128 x tile_n) of all groups are numbered group by group, inside a
     group M-fastest then N (CTAs running at the same time share B tiles, the larger operand, in L2);
     CTA b of a grid of min(#tiles, #SMs) takes tiles b, b + grid, b + 2 grid, ... (static persistent
-    schedule, `schedule()` is its host-side mirror). A tile finds its group by scanning the groups'
-    first-tile numbers in the metadata table (G <= 8 loads, L1/L2-resident).
+    schedule; problems/group_gemm/schedule_sm100.py is its host-side mirror). A tile finds its group
+    by scanning the groups' first-tile numbers in the metadata table (G <= 8 loads, L1/L2-resident).
   * Metadata: one int64 row of META_COLS per group - addresses of a, b, sfa_reordered, sfb_reordered,
     c; M, N, K; M tiles, first tile, K blocks - built on the host once per distinct set of tensors
     (`GroupedLaunch`), copied to the GPU once and kept with the prepared launch, so a repeat call is
@@ -73,14 +73,15 @@ Compile only (any machine): `python -c "from problems.group_gemm import kernel_s
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import cutlass
 import cutlass.cute as cute
 import cutlass.pipeline as pipeline
 
+from problems.group_gemm.config import GroupGemmSm100Config
+from problems.group_gemm.schedule_sm100 import group_tiles, tile_starts
 from shared.cute import sm100_blockscaled as bs
 from shared.cute.runtime import CompileCache
+from shared.cute.sm100_gemm import Sm100BlockScaledGemm, staged_buffers
 
 # CuTe DSL 4.8 moved the descriptor helper to cutlass.tensor_utils (the cutlass.utils name warns
 # there); 4.3.5, the leaderboard runner's, only has cutlass.utils.
@@ -88,9 +89,6 @@ try:
     from cutlass.tensor_utils import TensorMapManager, TensorMapUpdateMode
 except ImportError:
     from cutlass.utils import TensorMapManager, TensorMapUpdateMode
-
-B200_SM_COUNT = 148
-TILE_NS = (64, 128, 256)
 
 # The metadata table: one int64 row per group.
 META_COLS = 16  # 128 bytes per row
@@ -101,73 +99,7 @@ TENSORMAP_BYTES = 128
 NUM_TENSORMAPS = 4
 
 
-@dataclass(frozen=True)
-class GroupGemmSm100Config:
-    tile_n: int = 128
-    num_acc_stage: int = 2  # 1 for tile_n = 256 (2 x 256 accumulator columns leave no room for scales)
-    num_ab_stage: int = 0  # 0 = fill shared memory
-    sm_count: int = B200_SM_COUNT  # persistent grid size cap and descriptor workspace slots (compile-time)
-
-    def mainloop(self) -> bs.MainloopConfig:
-        return bs.MainloopConfig(
-            tile_n=self.tile_n, num_b=1, num_acc_stage=self.num_acc_stage, num_ab_stage=self.num_ab_stage
-        )
-
-
 # ---------------------------------------------------------------------------------------- schedule
-def group_tiles(m: int, n: int, tile_n: int) -> tuple[int, int]:
-    """(M tiles, N tiles) of one group: partial M tiles count, N is a multiple of tile_n."""
-    return -(-m // bs.TILE_M), n // tile_n
-
-
-def tile_starts(sizes, tile_n: int) -> list[int]:
-    """First tile number of each group (groups in order, G + 1 entries: the last is the total)."""
-    starts = [0]
-    for m, n, _k, _l in sizes:
-        tm, tn = group_tiles(m, n, tile_n)
-        starts.append(starts[-1] + tm * tn)
-    return starts
-
-
-def locate(tile: int, starts, tiles_m) -> tuple[int, int, int]:
-    """(group, M tile, N tile) of a tile number; what the kernel's GroupTileScheduler.coord computes:
-    the last group whose first tile is <= tile (skips empty groups), then M-fastest inside it."""
-    g = 0
-    for i in range(1, len(tiles_m)):
-        if starts[i] <= tile:
-            g = i
-    local = tile - starts[g]
-    return g, local % tiles_m[g], local // tiles_m[g]
-
-
-def grid_size(total_tiles: int, sm_count: int) -> int:
-    return min(total_tiles, sm_count)
-
-
-def schedule(sizes, tile_n: int, sm_count: int = B200_SM_COUNT) -> list[list[tuple[int, int, int]]]:
-    """The work of every CTA of the launch, in its order: [(group, M tile, N tile), ...] per CTA."""
-    starts = tile_starts(sizes, tile_n)
-    tiles_m = [group_tiles(m, n, tile_n)[0] for m, n, _, _ in sizes]
-    total, grid = starts[-1], grid_size(starts[-1], sm_count)
-    return [[locate(t, starts, tiles_m) for t in range(b, total, grid)] for b in range(grid)]
-
-
-def estimated_cost(sizes, tile_n: int, sm_count: int = B200_SM_COUNT) -> float:
-    """Relative time of the busiest CTA: per K block ~ the rows it brings in (128 of A + tile_n of B),
-    per tile 2 K blocks' worth of fill and epilogue."""
-    k_blocks = [k // bs.K_TILE for _, _, k, _ in sizes]
-    per_cta = [sum((k_blocks[g] + 2) * (bs.TILE_M + tile_n) for g, _, _ in work)
-               for work in schedule(sizes, tile_n, sm_count)]
-    return max(per_cta, default=0)
-
-
-def choose_config(sizes, sm_count: int = B200_SM_COUNT) -> GroupGemmSm100Config:
-    """The N tile with the cheapest busiest CTA (estimated_cost); ties go to the narrower tile."""
-    fits = [tn for tn in TILE_NS if all(n % tn == 0 for _, n, _, _ in sizes)]
-    best = min(fits, key=lambda tn: (estimated_cost(sizes, tn, sm_count), tn))
-    return GroupGemmSm100Config(tile_n=best, num_acc_stage=1 if best == 256 else 2, sm_count=sm_count)
-
-
 def metadata_rows(sizes, addresses, tile_n: int) -> list[list[int]]:
     """The metadata table: per group [a, b, sfa, sfb, c addresses, M, N, K, M tiles, first tile,
     K blocks, 0...] (META_COLS int64)."""
@@ -180,8 +112,8 @@ def metadata_rows(sizes, addresses, tile_n: int) -> list[list[int]]:
 
 
 class GroupTileScheduler:
-    """Device side of `schedule()`: the TileScheduler interface (first, valid, coord, next, k_tiles)
-    over the tiles of all groups; coord returns (M tile, N tile, group)."""
+    """Device side of schedule_sm100.schedule: the TileScheduler interface (first, valid, coord, next,
+    k_tiles) over the tiles of all groups; coord returns (M tile, N tile, group)."""
 
     def __init__(self, meta: cute.Tensor, num_groups, total_tiles):
         self.meta = meta
@@ -243,17 +175,17 @@ def _gmem(dtype, address):
     return cute.make_ptr(dtype, address, cute.AddressSpace.gmem, assumed_align=16)
 
 
-class NvFp4GroupGemmSm100:
+class NvFp4GroupGemmSm100(Sm100BlockScaledGemm):
     """Host: `__call__(a, b, sfa, sfb pointers of the first non-empty group, metadata pointer,
     descriptor workspace pointer, (M, N, K) of that group, (G, total tiles))` builds the TMA atoms and
-    launches; device: `kernel` (warp roles in the module docstring)."""
+    launches; device: `kernel` (warp roles in the module docstring). From the GEMM family's base it
+    takes the mainloop set-up and the operand partitions; schedule, descriptors and epilogue are its own."""
 
-    def __init__(self, config: GroupGemmSm100Config = GroupGemmSm100Config()):
-        self.config = config
-        self.ml = bs.BlockScaledMainloop(config.mainloop())
+    num_b = 1
+    operand_order = ("a", "b0", "sfa", "sfb0")
 
     @staticmethod
-    def can_implement(sizes, config: GroupGemmSm100Config = GroupGemmSm100Config()) -> bool:
+    def can_implement(sizes, config: GroupGemmSm100Config) -> bool:
         try:
             config.mainloop()
         except ValueError:
@@ -303,16 +235,11 @@ class NvFp4GroupGemmSm100:
 
         self.shared_storage = SharedStorage
 
+        tma = {"a": tma_a, "b0": tma_b, "sfa": tma_sfa, "sfb0": tma_sfb}
+        operands = tuple(x for name in self.operand_order for x in tma[name])  # atom, tensor, atom, ...
         self.kernel(
             tiled_mma,
-            tma_a[0],
-            tma_a[1],
-            tma_b[0],
-            tma_b[1],
-            tma_sfa[0],
-            tma_sfa[1],
-            tma_sfb[0],
-            tma_sfb[1],
+            operands,
             mMeta,
             mTensormaps,
             num_groups,
@@ -323,14 +250,7 @@ class NvFp4GroupGemmSm100:
     def kernel(
         self,
         tiled_mma: cute.TiledMma,
-        tma_atom_a: cute.CopyAtom,
-        mA: cute.Tensor,
-        tma_atom_b: cute.CopyAtom,
-        mB: cute.Tensor,
-        tma_atom_sfa: cute.CopyAtom,
-        mSFA: cute.Tensor,
-        tma_atom_sfb: cute.CopyAtom,
-        mSFB: cute.Tensor,
+        operands,
         mMeta: cute.Tensor,
         mTensormaps: cute.Tensor,
         num_groups: cutlass.Int32,
@@ -349,14 +269,9 @@ class NvFp4GroupGemmSm100:
         # Partitions of the kernel parameters' (first group's) TMA coordinate tensors. A TMA
         # coordinate is just (row, k) arithmetic, so the same partitions index every group: the
         # descriptor a load names decides which tensor and bounds the coordinates apply to.
-        tCgA = self.ml.tile_global(thr_mma, mA, operand_a=True)
-        tCgB = self.ml.tile_global(thr_mma, mB, operand_a=False)
-        tCgSFA = self.ml.tile_global(thr_mma, mSFA, operand_a=True)
-        tCgSFB = self.ml.tile_global_sfb(mSFB)
-        tAsA, tAgA = self.ml.partition_tma(tma_atom_a, tCgA, sA, scales=False)
-        tBsB, tBgB = self.ml.partition_tma(tma_atom_b, tCgB, sB[0], scales=False)
-        tAsSFA, tAgSFA = self.ml.partition_tma(tma_atom_sfa, tCgSFA, sSFA, scales=True)
-        tBsSFB, tBgSFB = self.ml.partition_tma(tma_atom_sfb, tCgSFB, sSFB[0], scales=True)
+        atoms = dict(zip(self.operand_order, operands[0::2]))
+        tiled = self.tile_operands(thr_mma, dict(zip(self.operand_order, operands[1::2])))
+        loads = self.partition_operands(atoms, tiled, staged_buffers(sA, sSFA, sB, sSFB))
 
         tCrA = tiled_mma.make_fragment_A(sA)
         tCrB = [tiled_mma.make_fragment_B(sB[0])]
@@ -370,11 +285,11 @@ class NvFp4GroupGemmSm100:
             self.tma_warp(
                 sched,
                 ab_pipeline,
-                [tma_atom_a, tma_atom_b, tma_atom_sfa, tma_atom_sfb],
+                [atoms[name] for name in self.operand_order],
                 desc_smem_base,
                 mTensormaps[(bidx, None, None)],
-                [(tAgA, tAsA), (tAgSFA, tAsSFA)],
-                [(tBgB, tBsB), (tBgSFB, tBsSFB)],
+                [loads[name][1:] for name in ("a", "sfa")],
+                [loads[name][1:] for name in ("b0", "sfb0")],
             )
 
         if warp_idx == bs.MMA_WARP:
@@ -539,25 +454,31 @@ def _check_group(g: int, a, b, c, reordered, size) -> tuple:
     return sfa_r, sfb_r
 
 
-def prepare(data, sizes):
-    """The leaderboard tuple bound to the kernel: every tensor checked by group and name, the kernel
-    compiled (or fetched) for the device, the metadata table and descriptor workspace made on the
-    GPU. Returns a PreparedLaunch (calling it launches; C written in place), a no-op where no group
-    has a tile, or None where the kernel does not take the problem (L != 1, N % 128 != 0: the
-    caller takes the portable path). `sizes` come from shared.inputs.check_grouped."""
+def takes(sizes) -> bool:
+    """Whether the kernel takes these groups' shapes: L = 1 and N a multiple of 128 in every group
+    (elsewhere the caller takes the portable path)."""
+    return all(l == 1 and n % bs.SF_ATOM_ROWS == 0 for _m, n, _k, l in sizes)
+
+
+def prepare(data, config: GroupGemmSm100Config, sizes):
+    """The leaderboard tuple bound to the kernel of `config` (problems/group_gemm/config.py
+    choose_sm100, for the device's SM count): every tensor checked by group and name, the kernel
+    compiled (or fetched), the metadata table and descriptor workspace made on the GPU. Returns a
+    PreparedLaunch (calling it launches; C written in place), a no-op where no group has a tile, or
+    None where the kernel does not take the problem (`takes`: the caller takes the portable path).
+    `sizes` come from shared.inputs.check_grouped."""
     import torch
 
     from shared.cute.runtime import PreparedLaunch, gmem_ptr
 
     check_k(sizes)
-    if any(l != 1 or n % bs.SF_ATOM_ROWS for _m, n, _k, l in sizes):
+    if not takes(sizes):
         return None
     abc, _, reordered, _ = data
     scales = [_check_group(g, *abc[g], reordered[g], sizes[g]) for g in range(len(sizes))]
     bs.check_cuda(**{f"group {g} {name}": t for g in range(len(sizes))
                      for name, t in zip(("a", "b", "c", "sfa_reordered", "sfb_reordered"), (*abc[g], *scales[g]))})
     device = abc[0][0].device
-    config = choose_config(sizes, bs.device_sm_count(abc[0][0]))
     starts = tile_starts(sizes, config.tile_n)
     if starts[-1] == 0:
         return lambda: None  # every C is empty

@@ -68,8 +68,12 @@ def _prepare(data, sizes):
     arch = device_arch(data[0][0][0].device)
     if arch == "sm100":
         from problems.group_gemm import kernel_sm100
+        from problems.group_gemm.config import choose_sm100
 
-        return kernel_sm100.prepare(data, sizes)
+        if not kernel_sm100.takes(sizes):
+            return None
+        config = choose_sm100(sizes, kernel_sm100.bs.device_sm_count(data[0][0][0]))
+        return kernel_sm100.prepare(data, config, sizes)
     if arch == "sm90":
         from problems.group_gemm import kernel_sm90
 
