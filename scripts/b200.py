@@ -47,11 +47,15 @@ FIXED_US = 1.0
 SLOW_FACTOR = 1.25
 
 
+def operand_bytes(m: int, n: int, k: int, num_b: int = 1) -> dict:
+    """Bytes of one (batch of a) problem by operand: packed FP4 A and B, their E4M3 scales, fp16 C."""
+    return {"A": m * k // 2, "SFA": m * k // 16, "B": num_b * n * k // 2, "SFB": num_b * n * k // 16, "C": 2 * m * n}
+
+
 def gemm_like_estimate(m: int, n: int, k: int, l: int, num_b: int, tile_n: int) -> dict:
     """The model for the sm100 GEMM (num_b = 1) and dual GEMM (num_b = 2) kernels."""
-    read = m * k // 2 + m * k // 16 + num_b * (n * k // 2 + n * k // 16)
-    written = 2 * m * n
-    bytes_ = (read + written) * l
+    parts = {name: b * l for name, b in operand_bytes(m, n, k, num_b).items()}
+    bytes_ = sum(parts.values())
     tiles = (m // 128) * (n // tile_n) * l
     waves = math.ceil(tiles / SMS)
     k_steps = k // 256
@@ -59,8 +63,8 @@ def gemm_like_estimate(m: int, n: int, k: int, l: int, num_b: int, tile_n: int) 
     step_us = step_flops / (SM_FLOPS * (NARROW_EFFICIENCY if tile_n < 128 else 1.0)) * 1e6
     dram_us = bytes_ / HBM_BYTES_PER_S * 1e6
     mma_us = waves * k_steps * step_us
-    return {"bytes": bytes_, "flops": 2 * m * n * k * l * num_b, "tiles": tiles, "waves": waves, "k_steps": k_steps,
-            "step_us": step_us, "dram_us": dram_us, "mma_us": mma_us,
+    return {"bytes": bytes_, "parts": parts, "flops": 2 * m * n * k * l * num_b, "tile_n": tile_n, "tiles": tiles,
+            "waves": waves, "k_steps": k_steps, "step_us": step_us, "dram_us": dram_us, "mma_us": mma_us,
             "expected_us": max(dram_us, mma_us) + FIXED_US}
 
 
@@ -79,15 +83,17 @@ def group_estimate(ms, ns, ks) -> dict:
 
     sizes = [(m, n, k, 1) for m, n, k in zip(ms, ns, ks)]
     tile_n = choose_sm100(sizes, SMS).tile_n
-    bytes_ = sum(m * k // 2 + m * k // 16 + n * k // 2 + n * k // 16 + 2 * m * n for m, n, k, _ in sizes)
+    parts = {name: sum(operand_bytes(m, n, k)[name] for m, n, k, _ in sizes) for name in ("A", "SFA", "B", "SFB", "C")}
+    bytes_ = sum(parts.values())
     work = schedule(sizes, tile_n, SMS)
     busiest = max((sum(sizes[g][2] // 256 for g, _, _ in tiles) for tiles in work), default=0)
     step_us = 2 * 128 * tile_n * 256 / (SM_FLOPS * (NARROW_EFFICIENCY if tile_n < 128 else 1.0)) * 1e6
     dram_us = bytes_ / HBM_BYTES_PER_S * 1e6
     mma_us = busiest * step_us
-    return {"bytes": bytes_, "flops": sum(2 * m * n * k for m, n, k, _ in sizes), "tiles": sum(map(len, work)),
-            "k_steps": busiest, "step_us": step_us, "dram_us": dram_us, "mma_us": mma_us,
-            "expected_us": max(dram_us, mma_us) + FIXED_US}
+    tiles = sum(map(len, work))
+    return {"bytes": bytes_, "parts": parts, "flops": sum(2 * m * n * k for m, n, k, _ in sizes), "tile_n": tile_n,
+            "tiles": tiles, "waves": math.ceil(tiles / SMS), "k_steps": busiest, "step_us": step_us,
+            "dram_us": dram_us, "mma_us": mma_us, "expected_us": max(dram_us, mma_us) + FIXED_US}
 
 
 def expected_us(problem: str, case: dict) -> dict:
@@ -113,15 +119,37 @@ def benchmark_cases(problem: str) -> list[dict]:
     return yaml_of(problem)["benchmarks"]
 
 
+def geomean(values) -> float:
+    values = list(values)
+    return math.exp(sum(map(math.log, values)) / len(values))
+
+
+def tiling_line(e: dict) -> str:
+    """How a GEMM-family estimate comes about: tiles, waves, the K steps of the busiest CTA and what
+    one step costs, the bytes by operand, the FLOPs."""
+    parts = " + ".join(f"{name} {b / 1e6:.1f}" for name, b in e["parts"].items())
+    waves = f"{e['waves']} wave" + ("s" if e["waves"] > 1 else "")
+    return (f"    128 x {e['tile_n']} tiles: {e['tiles']} ({waves}), busiest CTA {e['k_steps']} K steps x "
+            f"{e['step_us']:.3f} us; bytes {parts} MB; {e['flops'] / 1e9:.1f} GFLOP")
+
+
 def model_table() -> str:
+    """One line per benchmark case (bytes, DRAM and MMA time, expected time, SOL), the GEMM family's
+    tiling under it, and per problem the geomean of the expected times against the SOL's."""
     lines = []
     for problem in PROBLEMS:
         sol = yaml_of(problem)["speed_of_light_b200_us"]
+        expected = []
         for case, s in zip(benchmark_cases(problem), sol):
             e = expected_us(problem, case)
+            expected.append(e["expected_us"])
             shape = " ".join(f"{k}={v}" for k, v in case.items() if k != "seed")
             lines.append(f"{problem:9} {shape:28} {e['bytes'] / 1e6:7.1f} MB  dram {e['dram_us']:6.2f} us  "
                          f"mma {e.get('mma_us', 0):6.2f} us  expected {e['expected_us']:6.2f} us  SOL {s:6.3f} us")
+            if "tiles" in e:
+                lines.append(tiling_line(e))
+        mean, mean_sol = geomean(expected), geomean(sol[: len(expected)])
+        lines.append(f"{problem:9} geomean: expected {mean:.2f} us, SOL {mean_sol:.3f} us ({mean / mean_sol:.2f}x)")
     return "\n".join(lines)
 
 

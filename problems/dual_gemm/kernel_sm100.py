@@ -32,19 +32,7 @@ Constraints (ValueError otherwise): M % 128 == 0, N % 128 == 0, K % 256 == 0, th
 leaderboard tuple (spec/LEADERBOARD.md §2.4: batch-major, K-major a/b1/b2, row-major c, permuted
 scales with their exact strides), 16-byte aligned.
 
-Expected B200 time — an ESTIMATE from a model, not a measurement (`python -m scripts.b200 --model`;
-`nox -s b200` compares it with the measured time). Assumed: HBM 8 TB/s; dense block-scaled FP4
-9 PFLOP/s over 148 SMs = 60.8 TFLOP/s per SM, 128 x 64 MMAs at 2/3 of it; +1 us of launch, pipeline
-fill and the last epilogue. t = max(bytes / 8 TB/s, waves * K steps * step) + 1 us, bytes =
-A + SFA + 2 (B + SFB) + 2MN, a step = both products of one 256-wide K block:
-2*2*128*64*256 = 8.4 MFLOP -> 0.207 us (128 x 64), 16.8 MFLOP -> 0.276 us (128 x 128). One wave each.
-  (256, 4096, 7168): 128 CTAs of 128 x 64,  36.2 MB -> 4.52 us; 28 steps -> 5.79 us; expected ~6.8 us (SOL 4.708)
-  (512, 4096, 7168): 128 CTAs of 128 x 128, 39.3 MB -> 4.91 us; 28 steps -> 7.72 us; expected ~8.7 us (SOL 8.714)
-  (256, 3072, 4096):  96 CTAs of 128 x 64,  16.3 MB -> 2.04 us; 16 steps -> 3.31 us; expected ~4.3 us (SOL 2.125)
-  (512, 3072, 7168):  96 CTAs of 128 x 128, 30.0 MB -> 3.75 us; 28 steps -> 7.72 us; expected ~8.7 us (SOL 6.535)
-geomean ~6.9 us (1.4x the SOL geomean 4.886). Next steps: split-K or 2-CTA (cta_group::2, 256-row)
-MMAs so that all 148 SMs work and B is read once per CTA pair; keeping A in the MMA collector
-between the B1 and B2 instructions (not exposed for sm_100 in CuTe DSL 4.8.1).
+Expected B200 time: `python -m scripts.b200 --model` (an estimate; `nox -s b200` measures it on a B200).
 docs/B200-READINESS.md compares the kernel with NVIDIA's example.
 
 How to run (on a B200): `python -m harness.eval dual_gemm --mode benchmark --impl submission`,

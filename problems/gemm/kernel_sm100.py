@@ -31,19 +31,8 @@ Constraints (ValueError otherwise): M % 128 == 0, N % 128 == 0, K % 256 == 0; th
 leaderboard tuple (spec/LEADERBOARD.md §2.4: batch-major, K-major a/b, row-major c, permuted
 scales with their exact strides), 16-byte aligned.
 
-Expected B200 time — an ESTIMATE from a model, not a measurement (`python -m scripts.b200 --model`;
-`nox -s b200` compares it with the measured time). Assumed: HBM 8 TB/s; dense block-scaled FP4
-9 PFLOP/s over 148 SMs = 60.8 TFLOP/s per SM, 128 x 64 MMAs at 2/3 of it (A re-read from shared
-memory per 64 columns of N); +1 us of launch, pipeline fill (first stage's DRAM latency) and the last
-epilogue. t = max(bytes / 8 TB/s, waves * K steps * step) + 1 us, bytes = A + SFA + B + SFB + 2MN.
-128 x 64 tiles: 112 / 64 / 112 CTAs, one wave, one tile each; a 128 x 64 x 256 step is
-2*128*64*256 = 4.19 MFLOP -> 0.103 us.
-  (128, 7168, 16384): 69.1 MB -> 8.63 us; 64 steps -> 6.62 us;  expected ~9.6 us (SOL 8.994)
-  (128, 4096, 7168):  18.1 MB -> 2.26 us; 28 steps -> 2.90 us;  expected ~3.9 us (SOL 2.354)
-  (128, 7168, 2048):  10.2 MB -> 1.28 us;  8 steps -> 0.83 us;  expected ~2.3 us (SOL 1.333)
-geomean ~4.4 us (1.45x the SOL geomean 3.045). Next steps: TMA multicast of A over an N cluster
-(every CTA reads the same 128 rows of A: 117 MB of L2 traffic on the first shape), split-K for the
-middle shape (64 CTAs on 148 SMs). docs/B200-READINESS.md compares the kernel with NVIDIA's example.
+Expected B200 time: `python -m scripts.b200 --model` (an estimate; `nox -s b200` measures it on a B200).
+docs/B200-READINESS.md compares the kernel with NVIDIA's example.
 
 How to run (on a B200): `python -m harness.eval gemm --mode benchmark --impl submission`, where
 problems/gemm/submission.py calls `kernel_sm100.prepare(data, cfg)`. Compile only (any machine):

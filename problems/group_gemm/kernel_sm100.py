@@ -45,27 +45,7 @@ multiple of 256 (every group), N a multiple of 128, any M >= 0 (empty groups own
 leaderboard layouts (K-major a / b, row-major c, reordered scales with their exact strides),
 16-byte aligned tensors.
 
-Expected B200 time - an ESTIMATE from a roofline model, not a measurement (no B200 was used).
-Assumed B200: ~8 TB/s HBM, ~9-10 PFLOP/s dense FP4 (9.5 used: ~64 TFLOP/s per SM, i.e. ~0.13 us
-per 128 x 128 x 256 block-scaled step), 148 SMs, plus ~1-2 us per launch of fill, descriptor
-updates and epilogue drain that the small cases cannot hide. Bytes = A + B (K/2 per row) + scales
-(K/16 per row) + C (2 per element); FLOPs = 2 M N K summed over the groups.
-  1. G=8, N=4096, K=7168, sum M=1024: B 117.4 MB + SFB 14.7 + A 3.7 + SFA 0.5 + C 8.4 = 144.6 MB
-     -> 18.1 us at 8 TB/s; 60 GFLOP -> 6.3 us. tile_n=128: 11 M tiles x 32 N tiles = 352 tiles =
-     2.4 waves, 28 K blocks each: the busiest CTA (3 tiles) has ~11 us of MMA, under the DRAM time.
-     DRAM-bound: ~19-21 us (SOL 18.833).
-  2. G=8, N=7168, K=2048, sum M=1024: B 58.7 + SFB 7.3 + A 1.0 + SFA 0.1 + C 14.7 = 81.9 MB
-     -> 10.2 us; 30 GFLOP -> 3.2 us. tile_n=256: 13 x 28 = 364 tiles = 2.5 waves, 8 K blocks
-     each, busiest CTA ~6 us of MMA. DRAM-bound: ~11-13 us (SOL 10.667).
-  3. G=2, N=3072, K=4096, M=192+320: B 12.6 + SFB 1.6 + A 1.0 + SFA 0.1 + C 3.1 = 18.5 MB
-     -> 2.3 us; 12.9 GFLOP -> 1.4 us. tile_n=128: 5 x 24 = 120 tiles (0.8 waves), 16 K blocks
-     (~2.1 us of MMA per CTA): ~3.3-4.3 us (SOL 2.406; the fixed cost dominates).
-  4. G=2, N=4096, K=1536, M=128+384: B 6.3 + SFB 0.8 + A 0.4 + SFA 0.05 + C 4.2 = 11.7 MB
-     -> 1.5 us; 6.4 GFLOP -> 0.7 us. tile_n=128: 4 x 32 = 128 tiles (0.86 waves), 6 K blocks:
-     ~2.5-3.5 us (SOL 1.525).
-  Geomean ~6.5-8 us against the SOL's 5.211 us (~1.25-1.55x). What would close the gap: 2-CTA
-  MMAs (halve B's shared-memory traffic per output), split K for cases 3 and 4 (under one wave),
-  TMA stores of C, prefetching the next group's descriptors while the current group's K loop runs.
+Expected B200 time: `python -m scripts.b200 --model` (an estimate; `nox -s b200` measures it on a B200).
 
 How to run (on a B200): `python -m harness.eval group_gemm --mode benchmark --impl submission`.
 Compile only (any machine): `python -c "from problems.group_gemm import kernel_sm100 as k; k.compile_for()"`.
