@@ -257,7 +257,8 @@ def main(argv=None) -> int:
     report = {"device": what, "date": stamp, "steps": {p: {} for p in PROBLEMS}}
     tier = run([sys.executable, "-m", "pytest", "-q", "-ra", "-m", "sm100", "tests/test_sm100_kernels.py",
                 "tests/test_group_gemm_sm100.py"])
-    ready = run([sys.executable, "-m", "pytest", "-q", "tests/test_sm100_readiness.py", "tests/test_gemv_kernels.py"])
+    ready = run([sys.executable, "-m", "pytest", "-q", "tests/test_sm100_ptx_structure.py",
+                 "tests/test_sm100_layouts.py", "tests/test_sm100_data_movement.py", "tests/test_gemv_kernels.py"])
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         for problem in PROBLEMS:

@@ -1,4 +1,4 @@
-"""Helpers of the sm100 CPU tier (tests/test_sm100_kernels.py, tests/test_sm100_readiness.py): the
+"""Helpers of the sm100 CPU tier (tests/test_sm100_kernels.py, tests/test_sm100_ptx_structure.py): the
 kernels compiled once per configuration for the session with PTX and cubin kept, the SASS and
 resource dumps, and the PTX checks every configuration must pass."""
 
