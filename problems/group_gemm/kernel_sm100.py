@@ -273,19 +273,8 @@ class NvFp4GroupGemmSm100(Sm100BlockScaledGemm):
             )
 
         if warp_idx == bs.MMA_WARP:
-            tmem.wait_for_alloc()
-            self.ml.mma_warp(
-                sched,
-                0,
-                ab_pipeline,
-                acc_pipeline,
-                tmem.retrieve_ptr(bs.ACC_DTYPE),
-                tCtAcc_fake.layout,
-                tCrA,
-                tCrB,
-                sSFA,
-                sSFB,
-            )
+            # k_tile_cnt 0: the schedule gives each tile its group's K blocks
+            self.mma_role(sched, 0, (ab_pipeline, acc_pipeline), tmem, tCtAcc_fake.layout, tCrA, tCrB, sSFA, sSFB)
 
         if warp_idx < bs.MMA_WARP:
             acc_tmem_ptr, tCtAcc = self.ml.acquire_accumulators(tmem, tCtAcc_fake.layout)

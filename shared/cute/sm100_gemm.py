@@ -111,6 +111,24 @@ class Sm100BlockScaledGemm:
             loads[name] = (atoms[name], tXgX, tXsX)
         return loads
 
+    def mma_role(self, sched, k_tile_cnt, pipelines, tmem, acc_layout, tCrA, tCrB, sSFA, sSFB):
+        """The MMA warp: wait for the epilogue warps' tensor-memory allocation, then the mainloop's MMA
+        role over the CTA's tiles (`pipelines`: the stage and accumulator pipelines)."""
+        ab_pipeline, acc_pipeline = pipelines
+        tmem.wait_for_alloc()
+        self.ml.mma_warp(
+            sched,
+            k_tile_cnt,
+            ab_pipeline,
+            acc_pipeline,
+            tmem.retrieve_ptr(bs.ACC_DTYPE),
+            acc_layout,
+            tCrA,
+            tCrB,
+            sSFA,
+            sSFB,
+        )
+
     def acc_buffers(self, acc_state) -> list:
         """The accumulator buffers of accumulator stage `acc_state`: stage * num_b + i for B operand i."""
         if self.num_b == 1:
@@ -162,18 +180,8 @@ class Sm100BlockScaledGemm:
             )
 
         if warp_idx == bs.MMA_WARP:
-            tmem.wait_for_alloc()
-            self.ml.mma_warp(
-                sched,
-                k_tile_cnt,
-                ab_pipeline,
-                acc_pipeline,
-                tmem.retrieve_ptr(bs.ACC_DTYPE),
-                tCtAcc_fake.layout,
-                tCrA,
-                tCrB,
-                sSFA,
-                sSFB,
+            self.mma_role(
+                sched, k_tile_cnt, (ab_pipeline, acc_pipeline), tmem, tCtAcc_fake.layout, tCrA, tCrB, sSFA, sSFB
             )
 
         if warp_idx < bs.MMA_WARP:
