@@ -1,4 +1,4 @@
-"""Blackwell (sm_100a) NVFP4 GEMM family: the kernel that gemm and dual_gemm share, less the epilogue.
+"""Blackwell (sm_100a) NVFP4 GEMM family: the kernel gemm and dual_gemm share, all but the stored value.
 
 `Sm100BlockScaledGemm` owns the host function's body (operand views, TMA atoms, shared storage,
 persistent launch) and the whole kernel on the mainloop of shared/cute/sm100_blockscaled.py: the
@@ -11,8 +11,9 @@ A subclass writes only what differs (problems/gemm/kernel_sm100.py, problems/dua
   * `epilogue_value(accs)`: the values to store, from the accumulator registers of the B operands;
   * a `@cute.jit __call__` that names its pointers and hands them to `launch` (the host function's
     signature is the launch's calling convention, so it stays explicit).
-The grouped GEMM (problems/group_gemm/kernel_sm100.py) has its own schedule, TMA descriptors and
-epilogue; it reuses the operand partitions (`tile_operands`, `partition_operands`).
+The grouped GEMM (problems/group_gemm/kernel_sm100.py) has its own host function, schedule, TMA
+descriptors and epilogue; from here it takes the mainloop set-up, the operand partitions
+(`tile_operands`, `partition_operands`) and the MMA warp (`mma_role`).
 """
 
 # No `from __future__ import annotations`: `launch` is plain Python (not preprocessed by the DSL), and
