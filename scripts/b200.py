@@ -35,21 +35,27 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # `python scripts/b200.py` as well as `python -m scripts.b200`
     sys.path.insert(0, str(ROOT))
+from shared.devices import B200_SM_COUNT  # noqa: E402
+
 PROBLEMS = ("gemv", "gemm", "dual_gemm", "group_gemm")
 HBM_BYTES_PER_S = 8.0e12
 FP4_FLOPS = 9.0e15
-SMS = 148
+SMS = B200_SM_COUNT
 SM_FLOPS = FP4_FLOPS / SMS
 NARROW_EFFICIENCY = 2 / 3  # 128 x 64 MMAs: A (4 KB per 64 K) re-read for half the N of a 128-wide tile
 FIXED_US = 1.0
 SLOW_FACTOR = 1.25
 
 
+def operand_bytes(m: int, n: int, k: int, num_b: int = 1) -> dict:
+    """Bytes of one (batch of a) problem by operand: packed FP4 A and B, their E4M3 scales, fp16 C."""
+    return {"A": m * k // 2, "SFA": m * k // 16, "B": num_b * n * k // 2, "SFB": num_b * n * k // 16, "C": 2 * m * n}
+
+
 def gemm_like_estimate(m: int, n: int, k: int, l: int, num_b: int, tile_n: int) -> dict:
     """The model for the sm100 GEMM (num_b = 1) and dual GEMM (num_b = 2) kernels."""
-    read = m * k // 2 + m * k // 16 + num_b * (n * k // 2 + n * k // 16)
-    written = 2 * m * n
-    bytes_ = (read + written) * l
+    parts = {name: b * l for name, b in operand_bytes(m, n, k, num_b).items()}
+    bytes_ = sum(parts.values())
     tiles = (m // 128) * (n // tile_n) * l
     waves = math.ceil(tiles / SMS)
     k_steps = k // 256
@@ -57,8 +63,8 @@ def gemm_like_estimate(m: int, n: int, k: int, l: int, num_b: int, tile_n: int) 
     step_us = step_flops / (SM_FLOPS * (NARROW_EFFICIENCY if tile_n < 128 else 1.0)) * 1e6
     dram_us = bytes_ / HBM_BYTES_PER_S * 1e6
     mma_us = waves * k_steps * step_us
-    return {"bytes": bytes_, "flops": 2 * m * n * k * l * num_b, "tiles": tiles, "waves": waves, "k_steps": k_steps,
-            "step_us": step_us, "dram_us": dram_us, "mma_us": mma_us,
+    return {"bytes": bytes_, "parts": parts, "flops": 2 * m * n * k * l * num_b, "tile_n": tile_n, "tiles": tiles,
+            "waves": waves, "k_steps": k_steps, "step_us": step_us, "dram_us": dram_us, "mma_us": mma_us,
             "expected_us": max(dram_us, mma_us) + FIXED_US}
 
 
@@ -71,20 +77,23 @@ def gemv_estimate(m: int, k: int, l: int) -> dict:
 
 def group_estimate(ms, ns, ks) -> dict:
     """The sm100 grouped kernel (one persistent launch over every group's 128 x tile_n tiles): the bytes
-    of all groups against the busiest CTA's K steps (problems/group_gemm/kernel_sm100.py, schedule)."""
-    from problems.group_gemm import kernel_sm100 as G
+    of all groups against the busiest CTA's K steps (problems/group_gemm/schedule_sm100.py)."""
+    from problems.group_gemm.config import choose_sm100
+    from problems.group_gemm.schedule_sm100 import schedule
 
     sizes = [(m, n, k, 1) for m, n, k in zip(ms, ns, ks)]
-    tile_n = G.choose_config(sizes, SMS).tile_n
-    bytes_ = sum(m * k // 2 + m * k // 16 + n * k // 2 + n * k // 16 + 2 * m * n for m, n, k, _ in sizes)
-    work = G.schedule(sizes, tile_n, SMS)
+    tile_n = choose_sm100(sizes, SMS).tile_n
+    parts = {name: sum(operand_bytes(m, n, k)[name] for m, n, k, _ in sizes) for name in ("A", "SFA", "B", "SFB", "C")}
+    bytes_ = sum(parts.values())
+    work = schedule(sizes, tile_n, SMS)
     busiest = max((sum(sizes[g][2] // 256 for g, _, _ in tiles) for tiles in work), default=0)
     step_us = 2 * 128 * tile_n * 256 / (SM_FLOPS * (NARROW_EFFICIENCY if tile_n < 128 else 1.0)) * 1e6
     dram_us = bytes_ / HBM_BYTES_PER_S * 1e6
     mma_us = busiest * step_us
-    return {"bytes": bytes_, "flops": sum(2 * m * n * k for m, n, k, _ in sizes), "tiles": sum(map(len, work)),
-            "k_steps": busiest, "step_us": step_us, "dram_us": dram_us, "mma_us": mma_us,
-            "expected_us": max(dram_us, mma_us) + FIXED_US}
+    tiles = sum(map(len, work))
+    return {"bytes": bytes_, "parts": parts, "flops": sum(2 * m * n * k for m, n, k, _ in sizes), "tile_n": tile_n,
+            "tiles": tiles, "waves": math.ceil(tiles / SMS), "k_steps": busiest, "step_us": step_us,
+            "dram_us": dram_us, "mma_us": mma_us, "expected_us": max(dram_us, mma_us) + FIXED_US}
 
 
 def expected_us(problem: str, case: dict) -> dict:
@@ -94,10 +103,10 @@ def expected_us(problem: str, case: dict) -> dict:
         return group_estimate(case["m"], case["n"], case["k"])
     m, n, k, l = (case[x] for x in ("m", "n", "k", "l"))
     if problem == "gemm":
-        from problems.gemm.kernel_sm100 import choose_config
+        from problems.gemm.config import choose_sm100
     else:
-        from problems.dual_gemm.kernel_sm100 import choose_config
-    return gemm_like_estimate(m, n, k, l, 1 if problem == "gemm" else 2, choose_config(m, n, k, l, SMS).tile_n)
+        from problems.dual_gemm.config import choose_sm100
+    return gemm_like_estimate(m, n, k, l, 1 if problem == "gemm" else 2, choose_sm100(m, n, k, l, SMS).tile_n)
 
 
 def yaml_of(problem: str) -> dict:
@@ -110,15 +119,37 @@ def benchmark_cases(problem: str) -> list[dict]:
     return yaml_of(problem)["benchmarks"]
 
 
+def geomean(values) -> float:
+    values = list(values)
+    return math.exp(sum(map(math.log, values)) / len(values))
+
+
+def tiling_line(e: dict) -> str:
+    """How a GEMM-family estimate comes about: tiles, waves, the K steps of the busiest CTA and what
+    one step costs, the bytes by operand, the FLOPs."""
+    parts = " + ".join(f"{name} {b / 1e6:.1f}" for name, b in e["parts"].items())
+    waves = f"{e['waves']} wave" + ("s" if e["waves"] > 1 else "")
+    return (f"    128 x {e['tile_n']} tiles: {e['tiles']} ({waves}), busiest CTA {e['k_steps']} K steps x "
+            f"{e['step_us']:.3f} us; bytes {parts} MB; {e['flops'] / 1e9:.1f} GFLOP")
+
+
 def model_table() -> str:
+    """One line per benchmark case (bytes, DRAM and MMA time, expected time, SOL), the GEMM family's
+    tiling under it, and per problem the geomean of the expected times against the SOL's."""
     lines = []
     for problem in PROBLEMS:
         sol = yaml_of(problem)["speed_of_light_b200_us"]
+        expected = []
         for case, s in zip(benchmark_cases(problem), sol):
             e = expected_us(problem, case)
+            expected.append(e["expected_us"])
             shape = " ".join(f"{k}={v}" for k, v in case.items() if k != "seed")
             lines.append(f"{problem:9} {shape:28} {e['bytes'] / 1e6:7.1f} MB  dram {e['dram_us']:6.2f} us  "
                          f"mma {e.get('mma_us', 0):6.2f} us  expected {e['expected_us']:6.2f} us  SOL {s:6.3f} us")
+            if "tiles" in e:
+                lines.append(tiling_line(e))
+        mean, mean_sol = geomean(expected), geomean(sol[: len(expected)])
+        lines.append(f"{problem:9} geomean: expected {mean:.2f} us, SOL {mean_sol:.3f} us ({mean / mean_sol:.2f}x)")
     return "\n".join(lines)
 
 
@@ -226,7 +257,8 @@ def main(argv=None) -> int:
     report = {"device": what, "date": stamp, "steps": {p: {} for p in PROBLEMS}}
     tier = run([sys.executable, "-m", "pytest", "-q", "-ra", "-m", "sm100", "tests/test_sm100_kernels.py",
                 "tests/test_group_gemm_sm100.py"])
-    ready = run([sys.executable, "-m", "pytest", "-q", "tests/test_sm100_readiness.py", "tests/test_gemv_kernels.py"])
+    ready = run([sys.executable, "-m", "pytest", "-q", "tests/test_sm100_ptx_structure.py",
+                 "tests/test_sm100_layouts.py", "tests/test_sm100_data_movement.py", "tests/test_gemv_kernels.py"])
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         for problem in PROBLEMS:

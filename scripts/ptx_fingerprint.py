@@ -76,25 +76,29 @@ def jobs():
                             kernel, cfg, m, k, l, sms, options=o)))
 
     # sm100 GEMM family: the config chosen for each manifest case
+    from problems.dual_gemm import config as dual_config
     from problems.dual_gemm import kernel_sm100 as dual100
+    from problems.gemm import config as gemm_config
     from problems.gemm import kernel_sm100 as gemm100
 
-    for problem, mod in (("gemm", gemm100), ("dual_gemm", dual100)):
+    for problem, mod, choose in (("gemm", gemm100, gemm_config.choose_sm100),
+                                 ("dual_gemm", dual100, dual_config.choose_sm100)):
         seen = set()
         for c in _cases(problem):
             shape = (c["m"], c["n"], c["k"], c["l"])
-            cfg = mod.choose_config(*shape)
+            cfg = choose(*shape)
             if cfg in seen:
                 continue
             seen.add(cfg)
             out.append((f"sm100/{problem}/{_cfg_name(cfg)}",
                         lambda o, mod=mod, shape=shape, cfg=cfg: mod.compile_for(*shape, config=cfg, options=o)))
     from problems.group_gemm import kernel_sm100 as group100
+    from problems.group_gemm.config import choose_sm100 as choose_group
 
     seen = set()
     for c in _cases("group_gemm"):
         sizes = [(m, n, k, 1) for m, n, k in zip(c["m"], c["n"], c["k"])]
-        cfg = group100.choose_config(sizes)
+        cfg = choose_group(sizes)
         if cfg in seen:
             continue
         seen.add(cfg)

@@ -1,4 +1,4 @@
-"""Helpers of the sm100 CPU tier (tests/test_sm100_kernels.py, tests/test_sm100_readiness.py): the
+"""Helpers of the sm100 CPU tier (tests/test_sm100_kernels.py, tests/test_sm100_ptx_structure.py): the
 kernels compiled once per configuration for the session with PTX and cubin kept, the SASS and
 resource dumps, and the PTX checks every configuration must pass."""
 
@@ -13,13 +13,16 @@ from pathlib import Path
 import pytest
 
 from harness.problem import load_problem
+from problems.dual_gemm import config as dual_config
 from problems.dual_gemm import kernel_sm100 as dual_k
+from problems.gemm import config as gemm_config
 from problems.gemm import kernel_sm100 as gemm_k
 from shared.cute import sm100_blockscaled as bs
 from tests.cuda_tools import find_tool
 
 ROOT = Path(__file__).resolve().parent.parent
 KERNELS = {"gemm": gemm_k, "dual_gemm": dual_k}
+CHOOSE = {"gemm": gemm_config.choose_sm100, "dual_gemm": dual_config.choose_sm100}  # (m, n, k, l[, sms]) -> config
 NUM_B = {"gemm": 1, "dual_gemm": 2}
 SMALL = (128, 128, 256, 1)
 
@@ -35,7 +38,7 @@ _ARTIFACTS: dict = {}
 def artifacts(problem: str, shape, dump_root: Path, config=None):
     """Compile (cached for the session) with PTX and cubin kept; returns (compiled, ptx, cubin_path)."""
     mod = KERNELS[problem]
-    config = config or mod.choose_config(*shape)
+    config = config or CHOOSE[problem](*shape)
     key = (problem, config)
     if key not in _ARTIFACTS:
         out = dump_root / f"{problem}_{len(_ARTIFACTS)}"

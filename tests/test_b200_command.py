@@ -19,8 +19,27 @@ def test_without_a_b200_it_says_so_and_exits_0(capsys):
 def test_the_model_covers_every_benchmark_case(capsys):
     assert b200.main(["--model"]) == 0
     lines = capsys.readouterr().out.strip().splitlines()
-    assert len(lines) == sum(len(b200.benchmark_cases(p)) for p in b200.PROBLEMS)
+    case_lines = [ln for ln in lines if " expected " in ln and "geomean" not in ln]
+    assert len(case_lines) == sum(len(b200.benchmark_cases(p)) for p in b200.PROBLEMS)
     for problem in b200.PROBLEMS:
         for case in b200.benchmark_cases(problem):
             e = b200.expected_us(problem, case)
             assert 0 < e["dram_us"] < e["expected_us"], (problem, case, e)
+
+
+def test_the_model_prints_each_problems_geomean_against_the_sol(capsys):
+    """The figures the kernels' docstrings used to carry: per problem the geomean of the expected
+    times against the SOL's, and under each GEMM-family case its tiling."""
+    assert b200.main(["--model"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    for problem in b200.PROBLEMS:
+        cases = b200.benchmark_cases(problem)
+        mean = b200.geomean(b200.expected_us(problem, c)["expected_us"] for c in cases)
+        sol = b200.geomean(b200.yaml_of(problem)["speed_of_light_b200_us"][: len(cases)])
+        want = f"{problem:9} geomean: expected {mean:.2f} us, SOL {sol:.3f} us ({mean / sol:.2f}x)"
+        assert lines.count(want) == 1, want
+    tilings = [ln for ln in lines if ln.startswith("    128 x ")]
+    assert len(tilings) == sum(len(b200.benchmark_cases(p)) for p in ("gemm", "dual_gemm", "group_gemm"))
+    # the first gemm shape: 128 x 64 tiles, one wave, 64 K blocks of 0.103 us (the docstring's figures)
+    assert "    128 x 64 tiles: 112 (1 wave), busiest CTA 64 K steps x 0.103 us;" in lines[lines.index(
+        next(ln for ln in lines if ln.startswith("gemm ") and "k=16384" in ln)) + 1]

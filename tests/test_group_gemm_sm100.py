@@ -27,6 +27,8 @@ pytest.importorskip("cutlass", reason="nvidia-cutlass-dsl is not installed")
 from harness.problem import load_problem  # noqa: E402
 from harness.worker import install_task_module  # noqa: E402
 from problems.group_gemm import kernel_sm100 as K  # noqa: E402
+from problems.group_gemm import schedule_sm100 as schedule  # noqa: E402
+from problems.group_gemm.config import SM100_TILE_NS, choose_sm100  # noqa: E402
 from shared.cute import sm100_blockscaled as bs  # noqa: E402
 from tests.test_sm100_kernels import check_ptx, s2t_copies, sass_and_resources  # noqa: E402
 
@@ -85,14 +87,14 @@ def check_grouped_ptx(ptx: str, tile_n: int) -> None:
 @pytest.mark.parametrize("sizes", COMPILE_CASES, ids=[f"g{len(s)}-m{s[0][0]}-n{s[0][1]}-k{s[0][2]}"
                                                       for s in COMPILE_CASES])
 def test_compiles_for_sm100a_with_block_scaled_tcgen05_and_tensormap_replace(sizes, dump_root):
-    config = K.choose_config(sizes)
+    config = choose_sm100(sizes)
     assert K.NvFp4GroupGemmSm100.can_implement(sizes, config)
     _, ptx, _ = artifacts(config, dump_root)
     check_grouped_ptx(ptx, config.tile_n)
 
 
 def test_sass_has_block_scaled_mma_and_no_spills(dump_root):
-    for config in {K.choose_config(s) for s in BENCH + TESTS}:
+    for config in {choose_sm100(s) for s in BENCH + TESTS}:
         _, _, cubin = artifacts(config, dump_root)
         sass, res = sass_and_resources(cubin)
         assert "code for sm_100a" in sass
@@ -104,9 +106,9 @@ def test_sass_has_block_scaled_mma_and_no_spills(dump_root):
 
 
 def test_benchmark_tile_choice():
-    assert [K.choose_config(s).tile_n for s in BENCH] == [128, 256, 128, 128]
+    assert [choose_sm100(s).tile_n for s in BENCH] == [128, 256, 128, 128]
     for sizes in BENCH + TESTS:
-        cfg = K.choose_config(sizes)
+        cfg = choose_sm100(sizes)
         assert K.NvFp4GroupGemmSm100.can_implement(sizes, cfg), (sizes, cfg)
         assert cfg.num_acc_stage == (1 if cfg.tile_n == 256 else 2)
 
@@ -134,13 +136,13 @@ def brute_force(sizes, tile_n):
 
 @pytest.mark.parametrize("sizes", SCHEDULE_CASES)
 def test_schedule_matches_brute_force(sizes):
-    for tile_n, sms in itertools.product(K.TILE_NS, (1, 7, 148, 10_000)):
+    for tile_n, sms in itertools.product(SM100_TILE_NS, (1, 7, 148, 10_000)):
         if any(n % tile_n for _, n, _, _ in sizes):
             continue
         want = brute_force(sizes, tile_n)
-        work = K.schedule(sizes, tile_n, sms)
+        work = schedule.schedule(sizes, tile_n, sms)
         grid = min(len(want), sms)
-        assert len(work) == grid == K.grid_size(K.tile_starts(sizes, tile_n)[-1], sms)
+        assert len(work) == grid == schedule.grid_size(schedule.tile_starts(sizes, tile_n)[-1], sms)
         for b in range(grid):  # CTA b takes tiles b, b + grid, ...
             assert work[b] == want[b::grid], (tile_n, sms, b)
         flat = [t for w in work for t in w]
@@ -162,7 +164,7 @@ def test_metadata_table():
     # what the device computes from the table is the host's locate()
     starts = [r[K.COL_TILE_START] for r in rows]
     tiles_m = [r[K.COL_TILES_M] for r in rows]
-    assert [K.locate(t, starts, tiles_m) for t in range(2 + 3 * 56)] == brute_force(sizes, 128)
+    assert [schedule.locate(t, starts, tiles_m) for t in range(2 + 3 * 56)] == brute_force(sizes, 128)
 
 
 # ------------------------------------------------------------------------------ bad input
@@ -220,24 +222,25 @@ def test_prepare_refuses_by_group_and_name():
     tuple is the device, so the dtypes, shapes and strides it expects are the leaderboard's."""
     data = _data()
     sizes = data[3]
+    config = choose_sm100(sizes)
     with pytest.raises(ValueError, match="expected a CUDA tensor"):
-        K.prepare(data, sizes)
+        K.prepare(data, config, sizes)
     abc, sf, re_, _ = data
     bad_c = [abc[0], (abc[1][0], abc[1][1], abc[1][2].float())]
     with pytest.raises(TypeError, match="group 1 c: expected dtype"):
-        K.prepare((bad_c, sf, re_, sizes), sizes)
+        K.prepare((bad_c, sf, re_, sizes), config, sizes)
     a_kouter = abc[0][0].view(torch.uint8).permute(1, 0, 2).contiguous().permute(1, 0, 2)
     with pytest.raises(ValueError, match="group 0 a: expected strides"):
-        K.prepare(([(a_kouter, *abc[0][1:]), abc[1]], sf, re_, sizes), sizes)
+        K.prepare(([(a_kouter, *abc[0][1:]), abc[1]], sf, re_, sizes), config, sizes)
     with pytest.raises(ValueError, match="group 1 sfb_reordered: expected strides"):
-        K.prepare((abc, sf, [re_[0], (re_[1][0], re_[1][1].contiguous())], sizes), sizes)
+        K.prepare((abc, sf, [re_[0], (re_[1][0], re_[1][1].contiguous())], sizes), config, sizes)
     with pytest.raises(TypeError, match="group 0 sfasfb_reordered entry must be a pair"):
-        K.prepare((abc, sf, [re_[0][0], re_[1]], sizes), sizes)
+        K.prepare((abc, sf, [re_[0][0], re_[1]], sizes), config, sizes)
     with pytest.raises(ValueError, match="K must be a positive multiple of 256"):
-        K.prepare(data, [sizes[0], (128, 128, 320, 1)])
+        K.prepare(data, config, [sizes[0], (128, 128, 320, 1)])
     # what the kernel does not take goes to the portable path
-    assert K.prepare(data, [sizes[0], (128, 128, 512, 2)]) is None
-    assert K.prepare(data, [(40, 64, 256, 1), sizes[1]]) is None
+    assert K.prepare(data, config, [sizes[0], (128, 128, 512, 2)]) is None
+    assert K.prepare(data, config, [(40, 64, 256, 1), sizes[1]]) is None
 
 
 def test_no_forbidden_word_in_the_sources():

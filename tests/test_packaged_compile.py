@@ -44,7 +44,7 @@ try:
     elif problem == "group_gemm":
         kmod = load("problems.group_gemm.kernel_sm100")
         sizes = [(80, 4096, 7168, 1), (176, 4096, 7168, 1)]  # from the first benchmark
-        kmod.compile_for(kmod.choose_config(sizes), options=options)
+        kmod.compile_for(load("problems.group_gemm.config").choose_sm100(sizes), options=options)
     else:
         load("problems.%s.kernel_sm100" % problem).compile_for(256, 1024, 512, 1, options=options)
 except Exception as e:

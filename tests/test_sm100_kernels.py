@@ -25,11 +25,12 @@ cutlass = pytest.importorskip("cutlass", reason="nvidia-cutlass-dsl is not insta
 import cutlass.cute as cute  # noqa: E402
 
 from harness.problem import load_problem  # noqa: E402
-from problems.dual_gemm import kernel_sm100 as dual_k  # noqa: E402
-from problems.gemm import kernel_sm100 as gemm_k  # noqa: E402
+from problems.dual_gemm.config import DualGemmSm100Config  # noqa: E402
+from problems.gemm.config import GemmSm100Config  # noqa: E402
 from shared import scales as S  # noqa: E402
 from shared.cute import sm100_blockscaled as bs  # noqa: E402
 from tests.sm100_common import (  # noqa: E402
+    CHOOSE,
     KERNELS,
     NUM_B,
     ROOT,
@@ -47,22 +48,22 @@ ALL_SHAPES = [(p, s) for p in KERNELS for s in cases(p, "benchmarks") + [SMALL]]
 @pytest.mark.parametrize("problem,shape", ALL_SHAPES, ids=[f"{p}-{'x'.join(map(str, s))}" for p, s in ALL_SHAPES])
 def test_compiles_for_sm100a_with_block_scaled_tcgen05(problem, shape, dump_root):
     _, ptx, _ = artifacts(problem, shape, dump_root)
-    check_ptx(ptx, NUM_B[problem], KERNELS[problem].choose_config(*shape).tile_n)
+    check_ptx(ptx, NUM_B[problem], CHOOSE[problem](*shape).tile_n)
 
 
 def test_benchmark_shapes_pick_the_tile_that_fills_the_gpu():
-    gemm_tiles = [gemm_k.choose_config(*s).tile_n for s in cases("gemm", "benchmarks")]
-    dual_tiles = [dual_k.choose_config(*s).tile_n for s in cases("dual_gemm", "benchmarks")]
+    gemm_tiles = [CHOOSE["gemm"](*s).tile_n for s in cases("gemm", "benchmarks")]
+    dual_tiles = [CHOOSE["dual_gemm"](*s).tile_n for s in cases("dual_gemm", "benchmarks")]
     assert gemm_tiles == [64, 64, 64]
     assert dual_tiles == [64, 128, 64, 128]
 
 
 VARIANTS = [
-    ("gemm", gemm_k.GemmSm100Config(tile_n=64, num_acc_stage=2), (128, 256, 512, 1)),
-    ("gemm", gemm_k.GemmSm100Config(tile_n=128, num_acc_stage=2), (256, 512, 512, 1)),
-    ("gemm", gemm_k.GemmSm100Config(tile_n=256, num_acc_stage=1), (256, 512, 512, 1)),
-    ("dual_gemm", dual_k.DualGemmSm100Config(tile_n=64, num_acc_stage=2), (128, 256, 512, 1)),
-    ("dual_gemm", dual_k.DualGemmSm100Config(tile_n=128, num_acc_stage=1), (256, 512, 512, 1)),
+    ("gemm", GemmSm100Config(tile_n=64, num_acc_stage=2), (128, 256, 512, 1)),
+    ("gemm", GemmSm100Config(tile_n=128, num_acc_stage=2), (256, 512, 512, 1)),
+    ("gemm", GemmSm100Config(tile_n=256, num_acc_stage=1), (256, 512, 512, 1)),
+    ("dual_gemm", DualGemmSm100Config(tile_n=64, num_acc_stage=2), (128, 256, 512, 1)),
+    ("dual_gemm", DualGemmSm100Config(tile_n=128, num_acc_stage=1), (256, 512, 512, 1)),
 ]
 
 
@@ -133,7 +134,7 @@ def test_every_manifest_shape_is_accepted(problem):
     mod = KERNELS[problem]
     cls = mod.NvFp4GemmSm100 if problem == "gemm" else mod.NvFp4DualGemmSm100
     for shape in cases(problem, "tests") + cases(problem, "benchmarks"):
-        assert cls.can_implement(*shape, mod.choose_config(*shape)), shape
+        assert cls.can_implement(*shape, CHOOSE[problem](*shape)), shape
 
 
 @pytest.mark.parametrize("problem", list(KERNELS))
@@ -155,21 +156,22 @@ def test_run_validates_the_leaderboard_tuple(problem):
     mod = KERNELS[problem]
     ref = load_problem(problem).reference
     data = ref.generate_input(m=256, n=256, k=512, l=2, seed=7, device="cpu")
+    config = CHOOSE[problem](256, 256, 512, 2)
     with pytest.raises(ValueError, match="expected a CUDA tensor"):
-        mod.run(data)
+        mod.run(data, config)
     bad = list(data)
     bad[-1] = data[-1].float()  # c in fp32
     with pytest.raises(TypeError, match="c: expected dtype"):
-        mod.run(tuple(bad))
+        mod.run(tuple(bad), config)
     bad = list(data)
     bad[0] = data[0].view(torch.uint8).permute(1, 0, 2).contiguous().permute(1, 0, 2)  # a stored K-outer
     with pytest.raises(ValueError, match="a: expected strides"):
-        mod.run(tuple(bad))
+        mod.run(tuple(bad), config)
     bad = list(data)
     sf_index = 4 if problem == "gemm" else 6
     bad[sf_index] = data[sf_index].contiguous()  # permuted scales materialised in logical order
     with pytest.raises(ValueError, match="permuted: expected strides"):
-        mod.run(tuple(bad))
+        mod.run(tuple(bad), config)
 
 
 def test_no_forbidden_word_in_sm100_sources():
@@ -189,7 +191,7 @@ def test_no_forbidden_word_in_sm100_sources():
 def test_problem_size_is_a_runtime_argument(problem, dump_root):
     """One binary serves every shape of a config: PTX traced at another shape is identical."""
     mod = KERNELS[problem]
-    config = mod.choose_config(*SMALL)
+    config = CHOOSE[problem](*SMALL)
     _, ptx, _ = artifacts(problem, SMALL, dump_root, config=config)
     out = dump_root / f"{problem}_other_shape"
     out.mkdir()
@@ -223,12 +225,11 @@ def test_matches_reference_on_b200(problem, generator):
     for case in _gpu_cases(problem):
         data = gen(**case, device="cuda")
         data[-1].fill_(float("nan"))
-        out = KERNELS[problem].run(data)
+        config = CHOOSE[problem](**_mnkl(case), sm_count=bs.device_sm_count(data[0]))
+        out = KERNELS[problem].run(data, config)
         torch.cuda.synchronize()
         ok, message = check(prob, gen(**case, device="cuda"), out)
-        assert ok, (
-            f"{problem} {case} ({generator}, tile_n={KERNELS[problem].choose_config(**_mnkl(case)).tile_n}): {message}"
-        )
+        assert ok, f"{problem} {case} ({generator}, tile_n={config.tile_n}): {message}"
 
 
 def _mnkl(case):

@@ -72,3 +72,35 @@ def choose_sm90(m: int, n: int, k: int) -> Sm90Config:
     if m % 128 == 0:
         return SM90_DEFAULT
     return SM90_SMALL_M
+
+
+# ---------------------------------------------------------------------------------------- sm100 (B200)
+from dataclasses import dataclass  # noqa: E402
+
+from shared.cute.sm100_config import MainloopConfig, narrow_tiles_fill_better  # noqa: E402
+from shared.devices import B200_SM_COUNT  # noqa: E402
+
+
+@dataclass(frozen=True)
+class DualGemmSm100Config:
+    tile_n: int = 128
+    num_acc_stage: int = 1  # 2 x 128 accumulator columns per stage: only one fits (tile_n = 64: two)
+    num_ab_stage: int = 0  # 0 = fill shared memory
+    sm_count: int = B200_SM_COUNT  # persistent grid size cap (compile-time)
+
+    def mainloop(self) -> MainloopConfig:
+        return MainloopConfig(
+            tile_n=self.tile_n,
+            num_b=2,
+            num_acc_stage=self.num_acc_stage,
+            num_ab_stage=self.num_ab_stage,
+        )
+
+
+def choose_sm100(m: int, n: int, k: int, l: int, sm_count: int = B200_SM_COUNT) -> DualGemmSm100Config:
+    """128 x 64 tiles while 128 x 128 tiles would leave over half the SMs idle ((256, 4096) and
+    (256, 3072): 64 / 48 tiles of 128 x 128), else 128 x 128 ((512, 4096), (512, 3072): 128 / 96
+    tiles; 64-wide tiles would need a second wave)."""
+    if narrow_tiles_fill_better(m, n, l, sm_count):
+        return DualGemmSm100Config(tile_n=64, num_acc_stage=2, sm_count=sm_count)
+    return DualGemmSm100Config(tile_n=128, num_acc_stage=1, sm_count=sm_count)

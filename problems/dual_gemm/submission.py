@@ -36,8 +36,12 @@ def kernel(arch: str, data, shape, sms: int):
 
         return kernel_sm90.prepare(data, choose_sm90(m, n, k))
     from problems.dual_gemm import kernel_sm100
+    from problems.dual_gemm.config import choose_sm100
 
-    return kernel_sm100.prepare(data)
+    cfg = choose_sm100(m, n, k, l, sms)
+    if not kernel_sm100.NvFp4DualGemmSm100.can_implement(m, n, k, l, cfg):
+        return None
+    return kernel_sm100.prepare(data, cfg)
 
 
 custom_kernel = Dispatch(

@@ -66,3 +66,34 @@ def choose_sm90(m: int, n: int, k: int) -> Sm90Config:
     if m % 128 == 0 and (m // 128) * (n // 64) >= 0.75 * H100_SM_COUNT:
         return SM90_M128
     return SM90_M64
+
+
+# ---------------------------------------------------------------------------------------- sm100 (B200)
+from dataclasses import dataclass  # noqa: E402
+
+from shared.cute.sm100_config import MainloopConfig, narrow_tiles_fill_better  # noqa: E402
+from shared.devices import B200_SM_COUNT  # noqa: E402
+
+
+@dataclass(frozen=True)
+class GemmSm100Config:
+    tile_n: int = 128
+    num_acc_stage: int = 2  # 2 x 128 accumulator columns + 32 scale columns fit in 512
+    num_ab_stage: int = 0  # 0 = fill shared memory
+    sm_count: int = B200_SM_COUNT  # persistent grid size cap (compile-time)
+
+    def mainloop(self) -> MainloopConfig:
+        return MainloopConfig(
+            tile_n=self.tile_n,
+            num_b=1,
+            num_acc_stage=self.num_acc_stage,
+            num_ab_stage=self.num_ab_stage,
+        )
+
+
+def choose_sm100(m: int, n: int, k: int, l: int, sm_count: int = B200_SM_COUNT) -> GemmSm100Config:
+    """128 x 64 tiles while 128 x 128 tiles would leave over half the SMs idle (all three
+    leaderboard shapes: 56 / 32 / 56 tiles of 128 x 128 on 148 SMs), else 128 x 128."""
+    if narrow_tiles_fill_better(m, n, l, sm_count):
+        return GemmSm100Config(tile_n=64, num_acc_stage=2, sm_count=sm_count)
+    return GemmSm100Config(tile_n=128, num_acc_stage=2, sm_count=sm_count)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from shared.devices import H100_SM_COUNT
+from shared.devices import B200_SM_COUNT, H100_SM_COUNT
 
 WARP = 32
 CHUNK_BYTES = 16  # one 16-byte load per lane = 32 FP4 values = 2 scale blocks
@@ -118,5 +118,5 @@ def choose_sm90(m: int, k: int, l: int, sms: int = H100_SM_COUNT) -> GemvConfig:
     return _choose(m, k, l, sms, SM90_LONG_K if k >= 8192 else SM90_DEFAULT, 0)
 
 
-def choose_sm100(m: int, k: int, l: int, sms: int = 148) -> GemvConfig:
+def choose_sm100(m: int, k: int, l: int, sms: int = B200_SM_COUNT) -> GemvConfig:
     return _choose(m, k, l, sms, SM100_DEFAULT, 0)

@@ -13,3 +13,33 @@ from problems.gemm.config import SM90_M128
 # Chosen over decoded-A batches of 2 with deeper packed rings (5-13% slower) and 216 consumer registers
 # (3-6% slower) on the four benchmark cases (H100, 2026-11-24; results/README.md).
 SM90 = replace(SM90_M128, n_cwg=2, consumer_regs=200, a_unroll=2)
+
+
+# ---------------------------------------------------------------------------------------- sm100 (B200)
+from dataclasses import dataclass  # noqa: E402
+
+from problems.group_gemm.schedule_sm100 import estimated_cost  # noqa: E402
+from shared.cute.sm100_config import MainloopConfig  # noqa: E402
+from shared.devices import B200_SM_COUNT  # noqa: E402
+
+SM100_TILE_NS = (64, 128, 256)
+
+
+@dataclass(frozen=True)
+class GroupGemmSm100Config:
+    tile_n: int = 128
+    num_acc_stage: int = 2  # 1 for tile_n = 256 (2 x 256 accumulator columns leave no room for scales)
+    num_ab_stage: int = 0  # 0 = fill shared memory
+    sm_count: int = B200_SM_COUNT  # persistent grid size cap and descriptor workspace slots (compile-time)
+
+    def mainloop(self) -> MainloopConfig:
+        return MainloopConfig(
+            tile_n=self.tile_n, num_b=1, num_acc_stage=self.num_acc_stage, num_ab_stage=self.num_ab_stage
+        )
+
+
+def choose_sm100(sizes, sm_count: int = B200_SM_COUNT) -> GroupGemmSm100Config:
+    """The N tile with the cheapest busiest CTA (schedule_sm100.estimated_cost); ties go to the narrower tile."""
+    fits = [tn for tn in SM100_TILE_NS if all(n % tn == 0 for _, n, _, _ in sizes)]
+    best = min(fits, key=lambda tn: (estimated_cost(sizes, tn, sm_count), tn))
+    return GroupGemmSm100Config(tile_n=best, num_acc_stage=1 if best == 256 else 2, sm_count=sm_count)

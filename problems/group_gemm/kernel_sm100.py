@@ -10,8 +10,8 @@ Algorithm
   * Schedule: the output tiles (128 x tile_n) of all groups are numbered group by group, inside a
     group M-fastest then N (CTAs running at the same time share B tiles, the larger operand, in L2);
     CTA b of a grid of min(#tiles, #SMs) takes tiles b, b + grid, b + 2 grid, ... (static persistent
-    schedule, `schedule()` is its host-side mirror). A tile finds its group by scanning the groups'
-    first-tile numbers in the metadata table (G <= 8 loads, L1/L2-resident).
+    schedule; problems/group_gemm/schedule_sm100.py is its host-side mirror). A tile finds its group
+    by scanning the groups' first-tile numbers in the metadata table (G <= 8 loads, L1/L2-resident).
   * Metadata: one int64 row of META_COLS per group - addresses of a, b, sfa_reordered, sfb_reordered,
     c; M, N, K; M tiles, first tile, K blocks - built on the host once per distinct set of tensors
     (`GroupedLaunch`), copied to the GPU once and kept with the prepared launch, so a repeat call is
@@ -45,27 +45,7 @@ multiple of 256 (every group), N a multiple of 128, any M >= 0 (empty groups own
 leaderboard layouts (K-major a / b, row-major c, reordered scales with their exact strides),
 16-byte aligned tensors.
 
-Expected B200 time - an ESTIMATE from a roofline model, not a measurement (no B200 was used).
-Assumed B200: ~8 TB/s HBM, ~9-10 PFLOP/s dense FP4 (9.5 used: ~64 TFLOP/s per SM, i.e. ~0.13 us
-per 128 x 128 x 256 block-scaled step), 148 SMs, plus ~1-2 us per launch of fill, descriptor
-updates and epilogue drain that the small cases cannot hide. Bytes = A + B (K/2 per row) + scales
-(K/16 per row) + C (2 per element); FLOPs = 2 M N K summed over the groups.
-  1. G=8, N=4096, K=7168, sum M=1024: B 117.4 MB + SFB 14.7 + A 3.7 + SFA 0.5 + C 8.4 = 144.6 MB
-     -> 18.1 us at 8 TB/s; 60 GFLOP -> 6.3 us. tile_n=128: 11 M tiles x 32 N tiles = 352 tiles =
-     2.4 waves, 28 K blocks each: the busiest CTA (3 tiles) has ~11 us of MMA, under the DRAM time.
-     DRAM-bound: ~19-21 us (SOL 18.833).
-  2. G=8, N=7168, K=2048, sum M=1024: B 58.7 + SFB 7.3 + A 1.0 + SFA 0.1 + C 14.7 = 81.9 MB
-     -> 10.2 us; 30 GFLOP -> 3.2 us. tile_n=256: 13 x 28 = 364 tiles = 2.5 waves, 8 K blocks
-     each, busiest CTA ~6 us of MMA. DRAM-bound: ~11-13 us (SOL 10.667).
-  3. G=2, N=3072, K=4096, M=192+320: B 12.6 + SFB 1.6 + A 1.0 + SFA 0.1 + C 3.1 = 18.5 MB
-     -> 2.3 us; 12.9 GFLOP -> 1.4 us. tile_n=128: 5 x 24 = 120 tiles (0.8 waves), 16 K blocks
-     (~2.1 us of MMA per CTA): ~3.3-4.3 us (SOL 2.406; the fixed cost dominates).
-  4. G=2, N=4096, K=1536, M=128+384: B 6.3 + SFB 0.8 + A 0.4 + SFA 0.05 + C 4.2 = 11.7 MB
-     -> 1.5 us; 6.4 GFLOP -> 0.7 us. tile_n=128: 4 x 32 = 128 tiles (0.86 waves), 6 K blocks:
-     ~2.5-3.5 us (SOL 1.525).
-  Geomean ~6.5-8 us against the SOL's 5.211 us (~1.25-1.55x). What would close the gap: 2-CTA
-  MMAs (halve B's shared-memory traffic per output), split K for cases 3 and 4 (under one wave),
-  TMA stores of C, prefetching the next group's descriptors while the current group's K loop runs.
+Expected B200 time: `python -m scripts.b200 --model` (an estimate; `nox -s b200` measures it on a B200).
 
 How to run (on a B200): `python -m harness.eval group_gemm --mode benchmark --impl submission`.
 Compile only (any machine): `python -c "from problems.group_gemm import kernel_sm100 as k; k.compile_for()"`.
@@ -73,14 +53,16 @@ Compile only (any machine): `python -c "from problems.group_gemm import kernel_s
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import cutlass
 import cutlass.cute as cute
 import cutlass.pipeline as pipeline
 
+from problems.group_gemm.config import GroupGemmSm100Config
+from problems.group_gemm.schedule_sm100 import group_tiles, tile_starts
+from shared.cute import launch_queue
 from shared.cute import sm100_blockscaled as bs
 from shared.cute.host import CompileCache
+from shared.cute.sm100_gemm import Sm100BlockScaledGemm, staged_buffers
 
 # CuTe DSL 4.8 moved the descriptor helper to cutlass.tensor_utils (the cutlass.utils name warns
 # there); 4.3.5, the leaderboard runner's, only has cutlass.utils.
@@ -88,9 +70,6 @@ try:
     from cutlass.tensor_utils import TensorMapManager, TensorMapUpdateMode
 except ImportError:
     from cutlass.utils import TensorMapManager, TensorMapUpdateMode
-
-B200_SM_COUNT = 148
-TILE_NS = (64, 128, 256)
 
 # The metadata table: one int64 row per group.
 META_COLS = 16  # 128 bytes per row
@@ -101,73 +80,7 @@ TENSORMAP_BYTES = 128
 NUM_TENSORMAPS = 4
 
 
-@dataclass(frozen=True)
-class GroupGemmSm100Config:
-    tile_n: int = 128
-    num_acc_stage: int = 2  # 1 for tile_n = 256 (2 x 256 accumulator columns leave no room for scales)
-    num_ab_stage: int = 0  # 0 = fill shared memory
-    sm_count: int = B200_SM_COUNT  # persistent grid size cap and descriptor workspace slots (compile-time)
-
-    def mainloop(self) -> bs.MainloopConfig:
-        return bs.MainloopConfig(
-            tile_n=self.tile_n, num_b=1, num_acc_stage=self.num_acc_stage, num_ab_stage=self.num_ab_stage
-        )
-
-
 # ---------------------------------------------------------------------------------------- schedule
-def group_tiles(m: int, n: int, tile_n: int) -> tuple[int, int]:
-    """(M tiles, N tiles) of one group: partial M tiles count, N is a multiple of tile_n."""
-    return -(-m // bs.TILE_M), n // tile_n
-
-
-def tile_starts(sizes, tile_n: int) -> list[int]:
-    """First tile number of each group (groups in order, G + 1 entries: the last is the total)."""
-    starts = [0]
-    for m, n, _k, _l in sizes:
-        tm, tn = group_tiles(m, n, tile_n)
-        starts.append(starts[-1] + tm * tn)
-    return starts
-
-
-def locate(tile: int, starts, tiles_m) -> tuple[int, int, int]:
-    """(group, M tile, N tile) of a tile number; what the kernel's GroupTileScheduler.coord computes:
-    the last group whose first tile is <= tile (skips empty groups), then M-fastest inside it."""
-    g = 0
-    for i in range(1, len(tiles_m)):
-        if starts[i] <= tile:
-            g = i
-    local = tile - starts[g]
-    return g, local % tiles_m[g], local // tiles_m[g]
-
-
-def grid_size(total_tiles: int, sm_count: int) -> int:
-    return min(total_tiles, sm_count)
-
-
-def schedule(sizes, tile_n: int, sm_count: int = B200_SM_COUNT) -> list[list[tuple[int, int, int]]]:
-    """The work of every CTA of the launch, in its order: [(group, M tile, N tile), ...] per CTA."""
-    starts = tile_starts(sizes, tile_n)
-    tiles_m = [group_tiles(m, n, tile_n)[0] for m, n, _, _ in sizes]
-    total, grid = starts[-1], grid_size(starts[-1], sm_count)
-    return [[locate(t, starts, tiles_m) for t in range(b, total, grid)] for b in range(grid)]
-
-
-def estimated_cost(sizes, tile_n: int, sm_count: int = B200_SM_COUNT) -> float:
-    """Relative time of the busiest CTA: per K block ~ the rows it brings in (128 of A + tile_n of B),
-    per tile 2 K blocks' worth of fill and epilogue."""
-    k_blocks = [k // bs.K_TILE for _, _, k, _ in sizes]
-    per_cta = [sum((k_blocks[g] + 2) * (bs.TILE_M + tile_n) for g, _, _ in work)
-               for work in schedule(sizes, tile_n, sm_count)]
-    return max(per_cta, default=0)
-
-
-def choose_config(sizes, sm_count: int = B200_SM_COUNT) -> GroupGemmSm100Config:
-    """The N tile with the cheapest busiest CTA (estimated_cost); ties go to the narrower tile."""
-    fits = [tn for tn in TILE_NS if all(n % tn == 0 for _, n, _, _ in sizes)]
-    best = min(fits, key=lambda tn: (estimated_cost(sizes, tn, sm_count), tn))
-    return GroupGemmSm100Config(tile_n=best, num_acc_stage=1 if best == 256 else 2, sm_count=sm_count)
-
-
 def metadata_rows(sizes, addresses, tile_n: int) -> list[list[int]]:
     """The metadata table: per group [a, b, sfa, sfb, c addresses, M, N, K, M tiles, first tile,
     K blocks, 0...] (META_COLS int64)."""
@@ -180,8 +93,8 @@ def metadata_rows(sizes, addresses, tile_n: int) -> list[list[int]]:
 
 
 class GroupTileScheduler:
-    """Device side of `schedule()`: the TileScheduler interface (first, valid, coord, next, k_tiles)
-    over the tiles of all groups; coord returns (M tile, N tile, group)."""
+    """Device side of schedule_sm100.schedule: the TileScheduler interface (first, valid, coord, next,
+    k_tiles) over the tiles of all groups; coord returns (M tile, N tile, group)."""
 
     def __init__(self, meta: cute.Tensor, num_groups, total_tiles):
         self.meta = meta
@@ -243,17 +156,17 @@ def _gmem(dtype, address):
     return cute.make_ptr(dtype, address, cute.AddressSpace.gmem, assumed_align=16)
 
 
-class NvFp4GroupGemmSm100:
+class NvFp4GroupGemmSm100(Sm100BlockScaledGemm):
     """Host: `__call__(a, b, sfa, sfb pointers of the first non-empty group, metadata pointer,
     descriptor workspace pointer, (M, N, K) of that group, (G, total tiles))` builds the TMA atoms and
-    launches; device: `kernel` (warp roles in the module docstring)."""
+    launches; device: `kernel` (warp roles in the module docstring). From the GEMM family's base it
+    takes the mainloop set-up and the operand partitions; schedule, descriptors and epilogue are its own."""
 
-    def __init__(self, config: GroupGemmSm100Config = GroupGemmSm100Config()):
-        self.config = config
-        self.ml = bs.BlockScaledMainloop(config.mainloop())
+    num_b = 1
+    operand_order = ("a", "b0", "sfa", "sfb0")
 
     @staticmethod
-    def can_implement(sizes, config: GroupGemmSm100Config = GroupGemmSm100Config()) -> bool:
+    def can_implement(sizes, config: GroupGemmSm100Config) -> bool:
         try:
             config.mainloop()
         except ValueError:
@@ -274,6 +187,7 @@ class NvFp4GroupGemmSm100:
         tensormap_ptr: cute.Pointer,
         first: tuple,
         counts: tuple,
+        queue: launch_queue.Queue,
     ):
         m, n, k = first
         num_groups, total_tiles = counts
@@ -303,34 +217,16 @@ class NvFp4GroupGemmSm100:
 
         self.shared_storage = SharedStorage
 
-        self.kernel(
-            tiled_mma,
-            tma_a[0],
-            tma_a[1],
-            tma_b[0],
-            tma_b[1],
-            tma_sfa[0],
-            tma_sfa[1],
-            tma_sfb[0],
-            tma_sfb[1],
-            mMeta,
-            mTensormaps,
-            num_groups,
-            total_tiles,
-        ).launch(grid=grid, block=[bs.THREADS_PER_CTA, 1, 1], cluster=(1, 1, 1))
+        tma = {"a": tma_a, "b0": tma_b, "sfa": tma_sfa, "sfb0": tma_sfb}
+        operands = tuple(x for name in self.operand_order for x in tma[name])  # atom, tensor, atom, ...
+        launch_queue.launch(self.kernel(tiled_mma, operands, mMeta, mTensormaps, num_groups, total_tiles), queue,
+                            grid=grid, block=[bs.THREADS_PER_CTA, 1, 1], cluster=(1, 1, 1))
 
     @cute.kernel
     def kernel(
         self,
         tiled_mma: cute.TiledMma,
-        tma_atom_a: cute.CopyAtom,
-        mA: cute.Tensor,
-        tma_atom_b: cute.CopyAtom,
-        mB: cute.Tensor,
-        tma_atom_sfa: cute.CopyAtom,
-        mSFA: cute.Tensor,
-        tma_atom_sfb: cute.CopyAtom,
-        mSFB: cute.Tensor,
+        operands,
         mMeta: cute.Tensor,
         mTensormaps: cute.Tensor,
         num_groups: cutlass.Int32,
@@ -349,14 +245,9 @@ class NvFp4GroupGemmSm100:
         # Partitions of the kernel parameters' (first group's) TMA coordinate tensors. A TMA
         # coordinate is just (row, k) arithmetic, so the same partitions index every group: the
         # descriptor a load names decides which tensor and bounds the coordinates apply to.
-        tCgA = self.ml.tile_global(thr_mma, mA, operand_a=True)
-        tCgB = self.ml.tile_global(thr_mma, mB, operand_a=False)
-        tCgSFA = self.ml.tile_global(thr_mma, mSFA, operand_a=True)
-        tCgSFB = self.ml.tile_global_sfb(mSFB)
-        tAsA, tAgA = self.ml.partition_tma(tma_atom_a, tCgA, sA, scales=False)
-        tBsB, tBgB = self.ml.partition_tma(tma_atom_b, tCgB, sB[0], scales=False)
-        tAsSFA, tAgSFA = self.ml.partition_tma(tma_atom_sfa, tCgSFA, sSFA, scales=True)
-        tBsSFB, tBgSFB = self.ml.partition_tma(tma_atom_sfb, tCgSFB, sSFB[0], scales=True)
+        atoms = dict(zip(self.operand_order, operands[0::2]))
+        tiled = self.tile_operands(thr_mma, dict(zip(self.operand_order, operands[1::2])))
+        loads = self.partition_operands(atoms, tiled, staged_buffers(sA, sSFA, sB, sSFB))
 
         tCrA = tiled_mma.make_fragment_A(sA)
         tCrB = [tiled_mma.make_fragment_B(sB[0])]
@@ -370,27 +261,16 @@ class NvFp4GroupGemmSm100:
             self.tma_warp(
                 sched,
                 ab_pipeline,
-                [tma_atom_a, tma_atom_b, tma_atom_sfa, tma_atom_sfb],
+                [atoms[name] for name in self.operand_order],
                 desc_smem_base,
                 mTensormaps[(bidx, None, None)],
-                [(tAgA, tAsA), (tAgSFA, tAsSFA)],
-                [(tBgB, tBsB), (tBgSFB, tBsSFB)],
+                [loads[name][1:] for name in ("a", "sfa")],
+                [loads[name][1:] for name in ("b0", "sfb0")],
             )
 
         if warp_idx == bs.MMA_WARP:
-            tmem.wait_for_alloc()
-            self.ml.mma_warp(
-                sched,
-                0,
-                ab_pipeline,
-                acc_pipeline,
-                tmem.retrieve_ptr(bs.ACC_DTYPE),
-                tCtAcc_fake.layout,
-                tCrA,
-                tCrB,
-                sSFA,
-                sSFB,
-            )
+            # k_tile_cnt 0: the schedule gives each tile its group's K blocks
+            self.mma_role(sched, 0, (ab_pipeline, acc_pipeline), tmem, tCtAcc_fake.layout, tCrA, tCrB, sSFA, sSFB)
 
         if warp_idx < bs.MMA_WARP:
             acc_tmem_ptr, tCtAcc = self.ml.acquire_accumulators(tmem, tCtAcc_fake.layout)
@@ -506,7 +386,7 @@ def compile_for(config: GroupGemmSm100Config | None = None, arch: str = "sm_100a
         ab, sf, i64 = null_ptr(bs.AB_DTYPE, 16), null_ptr(bs.SF_DTYPE, 16), null_ptr(cutlass.Int64, 16)
         with compile_arch(arch):
             return cute.compile(NvFp4GroupGemmSm100(config), ab, ab, sf, sf, i64, i64,
-                                (bs.TILE_M, bs.SF_ATOM_ROWS, bs.K_TILE), (1, 1),
+                                (bs.TILE_M, bs.SF_ATOM_ROWS, bs.K_TILE), (1, 1), launch_queue.placeholder(),
                                 options=f"--gpu-arch {arch} {options}".strip())
 
     return _COMPILED.get((config, arch, options), build)
@@ -539,25 +419,31 @@ def _check_group(g: int, a, b, c, reordered, size) -> tuple:
     return sfa_r, sfb_r
 
 
-def prepare(data, sizes):
-    """The leaderboard tuple bound to the kernel: every tensor checked by group and name, the kernel
-    compiled (or fetched) for the device, the metadata table and descriptor workspace made on the
-    GPU. Returns a PreparedLaunch (calling it launches; C written in place), a no-op where no group
-    has a tile, or None where the kernel does not take the problem (L != 1, N % 128 != 0: the
-    caller takes the portable path). `sizes` come from shared.inputs.check_grouped."""
+def takes(sizes) -> bool:
+    """Whether the kernel takes these groups' shapes: L = 1 and N a multiple of 128 in every group
+    (elsewhere the caller takes the portable path)."""
+    return all(l == 1 and n % bs.SF_ATOM_ROWS == 0 for _m, n, _k, l in sizes)
+
+
+def prepare(data, config: GroupGemmSm100Config, sizes):
+    """The leaderboard tuple bound to the kernel of `config` (problems/group_gemm/config.py
+    choose_sm100, for the device's SM count): every tensor checked by group and name, the kernel
+    compiled (or fetched), the metadata table and descriptor workspace made on the GPU. Returns a
+    PreparedLaunch (calling it launches; C written in place), a no-op where no group has a tile, or
+    None where the kernel does not take the problem (`takes`: the caller takes the portable path).
+    `sizes` come from shared.inputs.check_grouped."""
     import torch
 
     from shared.cute.host import PreparedLaunch, gmem_ptr
 
     check_k(sizes)
-    if any(l != 1 or n % bs.SF_ATOM_ROWS for _m, n, _k, l in sizes):
+    if not takes(sizes):
         return None
     abc, _, reordered, _ = data
     scales = [_check_group(g, *abc[g], reordered[g], sizes[g]) for g in range(len(sizes))]
     bs.check_cuda(**{f"group {g} {name}": t for g in range(len(sizes))
                      for name, t in zip(("a", "b", "c", "sfa_reordered", "sfb_reordered"), (*abc[g], *scales[g]))})
     device = abc[0][0].device
-    config = choose_config(sizes, bs.device_sm_count(abc[0][0]))
     starts = tile_starts(sizes, config.tile_n)
     if starts[-1] == 0:
         return lambda: None  # every C is empty
@@ -571,4 +457,4 @@ def prepare(data, sizes):
     m, n, k, _ = sizes[first]
     args = [gmem_ptr(a, bs.AB_DTYPE), gmem_ptr(b, bs.AB_DTYPE), gmem_ptr(sfa, bs.SF_DTYPE), gmem_ptr(sfb, bs.SF_DTYPE),
             gmem_ptr(meta, cutlass.Int64), gmem_ptr(workspace, cutlass.Int64), (m, n, k), (len(sizes), starts[-1])]
-    return PreparedLaunch(compiled, args, hold=(meta, workspace))
+    return PreparedLaunch(compiled, args, device, hold=(meta, workspace))

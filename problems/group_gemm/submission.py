@@ -59,8 +59,11 @@ def kernel(arch: str, data, sizes, sms: int):
     """The device's bound launch for these tensors, or None where no kernel takes them."""
     if arch == "sm100":
         from problems.group_gemm import kernel_sm100
+        from problems.group_gemm.config import choose_sm100
 
-        return kernel_sm100.prepare(data, sizes)
+        if not kernel_sm100.takes(sizes):
+            return None
+        return kernel_sm100.prepare(data, choose_sm100(sizes, sms), sizes)
     from problems.group_gemm import kernel_sm90
 
     return kernel_sm90.prepare(data, sizes)

@@ -19,8 +19,9 @@ gives each tile its group's K and whose TMA loads name per-group descriptors in 
       shared -> tensor memory (`tcgen05.cp` 4x32dp128bit) and issues 4 MMAs (K = 64 each) per B
       operand into that B's accumulator, then `tcgen05.commit` frees the stage;
     - epilogue warps: `make_epilogue_copy` gives the TMEM -> register load (`tcgen05.ld` 32x32b,
-      one accumulator row per thread) and the matching partition of C; the epilogue itself
-      (plain fp16 store or the gated silu product) lives in each kernel file.
+      one accumulator row per thread) and the matching partition of C; the epilogue loop is
+      shared/cute/sm100_gemm.py's, the value it stores (plain fp16 or the gated silu product)
+      each kernel file's.
   A and SFA are fetched from global memory and copied into tensor memory once per K block and
   used by all `num_b` MMAs (each MMA still reads A from shared memory); that is what makes the
   fused dual GEMM cheaper than two GEMMs.
@@ -41,14 +42,31 @@ Nothing here runs on the build machine: it is traced and compiled for sm_100a wi
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import cutlass
 import cutlass.cute as cute
 import cutlass.pipeline as pipeline
 import cutlass.utils.blackwell_helpers as sm100_utils
 import cutlass.utils.blockscaled_layout as blockscaled_utils
 from cutlass.cute.nvgpu import cpasync, tcgen05
+
+# The sizes and the config live DSL-free in sm100_config (the configs' choosers import them); the
+# kernels reach them through this module too.
+from shared.cute.sm100_config import (  # noqa: F401
+    K_TILE,
+    MMA_INST_K,
+    SF_ATOM_ROWS,
+    SF_TMEM_COLS_PER_ATOM,
+    SF_VEC_SIZE,
+    SMEM_BYTES,
+    SMEM_RESERVED,
+    TILE_M,
+    TMEM_COLS,
+    MainloopConfig,
+    max_ab_stages,
+    narrow_tiles_fill_better,
+    stage_bytes,
+    tmem_columns,
+)
 
 # Re-exported for the kernels. CuTe DSL 4.8 moved the allocators to cutlass.memory (the
 # cutlass.utils names warn there); 4.3.5, the leaderboard runner's, only has cutlass.utils.
@@ -61,15 +79,6 @@ AB_DTYPE = cutlass.Float4E2M1FN
 SF_DTYPE = cutlass.Float8E4M3FN
 ACC_DTYPE = cutlass.Float32
 C_DTYPE = cutlass.Float16
-SF_VEC_SIZE = 16
-TILE_M = 128  # cta_group::1 block-scaled MMA is always 128 rows
-MMA_INST_K = 64  # K of one kind::mxf4nvf4 instruction
-K_TILE = 256  # 4 instructions per pipeline stage = one 512-byte scale chunk per 128 rows
-TMEM_COLS = 512  # the whole tensor memory: one CTA per SM
-SMEM_BYTES = 232448  # sm_100 opt-in shared memory per block
-SMEM_RESERVED = 2048  # barriers, TMEM address slot and 128-byte alignment slack
-SF_ATOM_ROWS = 128
-SF_TMEM_COLS_PER_ATOM = (SF_ATOM_ROWS // 32) * (K_TILE // MMA_INST_K)  # 16 columns per 128 rows
 EPI_COLS = 32  # accumulator columns an epilogue thread holds at once (32 fp32 registers)
 
 # Warp roles (see the module docstring).
@@ -77,26 +86,6 @@ EPILOGUE_WARPS = (0, 1, 2, 3)
 MMA_WARP = 4
 TMA_WARP = 5
 THREADS_PER_CTA = 32 * 6
-
-
-def stage_bytes(tile_n: int, num_b: int) -> int:
-    """Shared-memory bytes of one pipeline stage: A, SFA and `num_b` copies of B, SFB."""
-    sf_n_rows = -(-tile_n // SF_ATOM_ROWS) * SF_ATOM_ROWS
-    a = TILE_M * K_TILE // 2
-    b = tile_n * K_TILE // 2
-    sfa = TILE_M * K_TILE // SF_VEC_SIZE
-    sfb = sf_n_rows * K_TILE // SF_VEC_SIZE
-    return a + sfa + num_b * (b + sfb)
-
-
-def max_ab_stages(tile_n: int, num_b: int) -> int:
-    return (SMEM_BYTES - SMEM_RESERVED) // stage_bytes(tile_n, num_b)
-
-
-def tmem_columns(tile_n: int, num_b: int, num_acc_stage: int) -> int:
-    """Tensor-memory columns used: accumulators, then SFA, then one SFB block per B operand."""
-    sfb_cols = -(-tile_n // SF_ATOM_ROWS) * SF_TMEM_COLS_PER_ATOM
-    return num_acc_stage * num_b * tile_n + SF_TMEM_COLS_PER_ATOM + num_b * sfb_cols
 
 
 def check_problem(m: int, n: int, k: int, l: int, tile_n: int) -> None:
@@ -246,46 +235,9 @@ class TileScheduler:
         return k_tile_cnt
 
 
-def narrow_tiles_fill_better(m: int, n: int, l: int, sm_count: int) -> bool:
-    """True when 128 x 64 tiles double the CTA count without needing a second wave.
-
-    The leaderboard shapes give fewer 128 x 128 tiles than SMs; halving the N tile then halves
-    every CTA's K loop. Once the doubled count exceeds the SMs a second wave costs more than it saves.
-    """
-    tiles_128 = (m // TILE_M) * (n // 128) * l
-    return 2 * tiles_128 <= sm_count
-
-
 def tile_counts(mC: cute.Tensor, tile_n: int):
     """(tiles_m, tiles_n, L) of a (M, N, L) output for 128 x tile_n tiles (exact multiples)."""
     return mC.shape[0] // TILE_M, mC.shape[1] // tile_n, mC.shape[2]
-
-
-@dataclass(frozen=True)
-class MainloopConfig:
-    tile_n: int = 128
-    num_b: int = 1  # B operands that share A: 1 = GEMM, 2 = gated dual GEMM
-    num_acc_stage: int = 1  # accumulator buffers in TMEM (2 lets the epilogue overlap the next tile)
-    num_ab_stage: int = 0  # 0 = as many as fit in shared memory
-
-    def __post_init__(self):
-        if self.tile_n not in (64, 128, 256):
-            raise ValueError(f"tile_n = {self.tile_n}: supported 64, 128, 256")
-        if self.num_b not in (1, 2):
-            raise ValueError(f"num_b = {self.num_b}: supported 1, 2")
-        cols = tmem_columns(self.tile_n, self.num_b, self.num_acc_stage)
-        if cols > TMEM_COLS:
-            raise ValueError(
-                f"tile_n={self.tile_n}, num_b={self.num_b}, num_acc_stage={self.num_acc_stage} needs "
-                f"{cols} tensor-memory columns, only {TMEM_COLS} exist"
-            )
-        if self.stages < 2:
-            raise ValueError(f"{self}: fewer than 2 pipeline stages fit in shared memory")
-
-    @property
-    def stages(self) -> int:
-        cap = max_ab_stages(self.tile_n, self.num_b)
-        return min(self.num_ab_stage, cap) if self.num_ab_stage else cap
 
 
 class BlockScaledMainloop:
@@ -687,6 +639,7 @@ def compile_kernel(cache, make_kernel, config, num_b: int, problem: tuple, arch:
     """Compile (once per config, arch and options) a kernel whose `__call__` takes the pointers
     (a, b_1..b_nb, sfa_permuted, sfb_1..sfb_nb_permuted, c) and the runtime problem (m, n, k, l);
     null pointers suffice, so no GPU is needed. Raises ValueError for shapes it cannot take."""
+    from shared.cute import launch_queue
     from shared.cute.host import compile_arch, null_ptr
 
     m, n, k, l = problem
@@ -696,16 +649,16 @@ def compile_kernel(cache, make_kernel, config, num_b: int, problem: tuple, arch:
         ptrs = [null_ptr(AB_DTYPE, 16)] * (1 + num_b) + [null_ptr(SF_DTYPE, 16)] * (1 + num_b)
         with compile_arch(arch):
             return cute.compile(make_kernel(config), *ptrs, null_ptr(C_DTYPE, 16), (m, n, k, l),
-                                options=f"--gpu-arch {arch} {options}".strip())
+                                launch_queue.placeholder(), options=f"--gpu-arch {arch} {options}".strip())
 
     return cache.get((config, arch, options), build)
 
 
-def prepare(data, num_b: int, choose_config, compile_for):
+def prepare(data, num_b: int, config, compile_for):
     """The leaderboard entry on sm100 for a tuple (a, b_1..b_nb, sfa, sfb_1.., sfa_permuted,
     sfb_1_permuted.., c): check every tensor the kernel reads (by name), compile or fetch the kernel
-    for the device's SM count, and bind it to the tensors; calling the result launches (the same
-    PreparedLaunch the sm90 kernels use)."""
+    of `config` (chosen by the caller for the device's SM count), and bind it to the tensors; calling
+    the result launches (the same PreparedLaunch the sm90 kernels use)."""
     from shared.cute.host import PreparedLaunch, gmem_ptr
     from shared.inputs import tuple_names
 
@@ -724,14 +677,13 @@ def prepare(data, num_b: int, choose_config, compile_for):
     for name, rows in zip(scales, [m] + [n] * num_b):
         check_scales(name, t[name], rows, k, l)
     check_cuda(**{name: t[name] for name in ["a", *b_names, *scales, "c"]})
-    config = choose_config(m, n, k, l, device_sm_count(a))
     compiled = compile_for(m, n, k, l, arch="sm_100a", config=config)
     args = [*(gmem_ptr(t[x], AB_DTYPE) for x in ["a", *b_names]), *(gmem_ptr(t[x], SF_DTYPE) for x in scales),
             gmem_ptr(c, C_DTYPE), (m, n, k, l)]
-    return PreparedLaunch(compiled, args)
+    return PreparedLaunch(compiled, args, c.device)
 
 
-def launch(data, num_b: int, choose_config, compile_for):
+def launch(data, num_b: int, config, compile_for):
     """prepare() and launch once; returns c."""
-    prepare(data, num_b, choose_config, compile_for)()
+    prepare(data, num_b, config, compile_for)()
     return data[-1]

@@ -1,0 +1,58 @@
+"""The sm100 grouped kernel's tile schedule on the host, without the DSL.
+
+The output tiles (128 x tile_n) of all groups are numbered group by group, inside a group M-fastest
+then N; CTA b of a grid of min(#tiles, #SMs) takes tiles b, b + grid, b + 2 grid, ... The kernel
+(problems/group_gemm/kernel_sm100.py, GroupTileScheduler) walks the same numbering on the device;
+the chooser (problems/group_gemm/config.py) and the B200 model (scripts/b200.py) read it here.
+"""
+
+from __future__ import annotations
+
+from shared.cute.sm100_config import K_TILE, TILE_M
+from shared.devices import B200_SM_COUNT
+
+
+def group_tiles(m: int, n: int, tile_n: int) -> tuple[int, int]:
+    """(M tiles, N tiles) of one group: partial M tiles count, N is a multiple of tile_n."""
+    return -(-m // TILE_M), n // tile_n
+
+
+def tile_starts(sizes, tile_n: int) -> list[int]:
+    """First tile number of each group (groups in order, G + 1 entries: the last is the total)."""
+    starts = [0]
+    for m, n, _k, _l in sizes:
+        tm, tn = group_tiles(m, n, tile_n)
+        starts.append(starts[-1] + tm * tn)
+    return starts
+
+
+def locate(tile: int, starts, tiles_m) -> tuple[int, int, int]:
+    """(group, M tile, N tile) of a tile number; what the kernel's GroupTileScheduler.coord computes:
+    the last group whose first tile is <= tile (skips empty groups), then M-fastest inside it."""
+    g = 0
+    for i in range(1, len(tiles_m)):
+        if starts[i] <= tile:
+            g = i
+    local = tile - starts[g]
+    return g, local % tiles_m[g], local // tiles_m[g]
+
+
+def grid_size(total_tiles: int, sm_count: int) -> int:
+    return min(total_tiles, sm_count)
+
+
+def schedule(sizes, tile_n: int, sm_count: int = B200_SM_COUNT) -> list[list[tuple[int, int, int]]]:
+    """The work of every CTA of the launch, in its order: [(group, M tile, N tile), ...] per CTA."""
+    starts = tile_starts(sizes, tile_n)
+    tiles_m = [group_tiles(m, n, tile_n)[0] for m, n, _, _ in sizes]
+    total, grid = starts[-1], grid_size(starts[-1], sm_count)
+    return [[locate(t, starts, tiles_m) for t in range(b, total, grid)] for b in range(grid)]
+
+
+def estimated_cost(sizes, tile_n: int, sm_count: int = B200_SM_COUNT) -> float:
+    """Relative time of the busiest CTA: per K block ~ the rows it brings in (128 of A + tile_n of B),
+    per tile 2 K blocks' worth of fill and epilogue."""
+    k_blocks = [k // K_TILE for _, _, k, _ in sizes]
+    per_cta = [sum((k_blocks[g] + 2) * (TILE_M + tile_n) for g, _, _ in work)
+               for work in schedule(sizes, tile_n, sm_count)]
+    return max(per_cta, default=0)

@@ -1,0 +1,79 @@
+"""Blackwell (sm_100a) block-scaled GEMM family: the sizes and the mainloop config, without the DSL.
+
+What the configs' choosers (each problem's config.py) need to know about the sm100 mainloop: the
+instruction and tile sizes, the shared-memory bytes of one pipeline stage, how many stages fit, the
+tensor-memory columns a config uses, and `MainloopConfig`, which rejects a config that does not fit.
+Plain Python: a config module imports this, never a kernel module (the kernels'
+shared/cute/sm100_blockscaled.py builds on it).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+SF_VEC_SIZE = 16  # values per E4M3 scale
+TILE_M = 128  # cta_group::1 block-scaled MMA is always 128 rows
+MMA_INST_K = 64  # K of one kind::mxf4nvf4 instruction
+K_TILE = 256  # 4 instructions per pipeline stage = one 512-byte scale chunk per 128 rows
+TMEM_COLS = 512  # the whole tensor memory: one CTA per SM
+SMEM_BYTES = 232448  # sm_100 opt-in shared memory per block
+SMEM_RESERVED = 2048  # barriers, TMEM address slot and 128-byte alignment slack
+SF_ATOM_ROWS = 128
+SF_TMEM_COLS_PER_ATOM = (SF_ATOM_ROWS // 32) * (K_TILE // MMA_INST_K)  # 16 columns per 128 rows
+
+
+def stage_bytes(tile_n: int, num_b: int) -> int:
+    """Shared-memory bytes of one pipeline stage: A, SFA and `num_b` copies of B, SFB."""
+    sf_n_rows = -(-tile_n // SF_ATOM_ROWS) * SF_ATOM_ROWS
+    a = TILE_M * K_TILE // 2
+    b = tile_n * K_TILE // 2
+    sfa = TILE_M * K_TILE // SF_VEC_SIZE
+    sfb = sf_n_rows * K_TILE // SF_VEC_SIZE
+    return a + sfa + num_b * (b + sfb)
+
+
+def max_ab_stages(tile_n: int, num_b: int) -> int:
+    return (SMEM_BYTES - SMEM_RESERVED) // stage_bytes(tile_n, num_b)
+
+
+def tmem_columns(tile_n: int, num_b: int, num_acc_stage: int) -> int:
+    """Tensor-memory columns used: accumulators, then SFA, then one SFB block per B operand."""
+    sfb_cols = -(-tile_n // SF_ATOM_ROWS) * SF_TMEM_COLS_PER_ATOM
+    return num_acc_stage * num_b * tile_n + SF_TMEM_COLS_PER_ATOM + num_b * sfb_cols
+
+
+def narrow_tiles_fill_better(m: int, n: int, l: int, sm_count: int) -> bool:
+    """True when 128 x 64 tiles double the CTA count without needing a second wave.
+
+    The leaderboard shapes give fewer 128 x 128 tiles than SMs; halving the N tile then halves
+    every CTA's K loop. Once the doubled count exceeds the SMs a second wave costs more than it saves.
+    """
+    tiles_128 = (m // TILE_M) * (n // 128) * l
+    return 2 * tiles_128 <= sm_count
+
+
+@dataclass(frozen=True)
+class MainloopConfig:
+    tile_n: int = 128
+    num_b: int = 1  # B operands that share A: 1 = GEMM, 2 = gated dual GEMM
+    num_acc_stage: int = 1  # accumulator buffers in TMEM (2 lets the epilogue overlap the next tile)
+    num_ab_stage: int = 0  # 0 = as many as fit in shared memory
+
+    def __post_init__(self):
+        if self.tile_n not in (64, 128, 256):
+            raise ValueError(f"tile_n = {self.tile_n}: supported 64, 128, 256")
+        if self.num_b not in (1, 2):
+            raise ValueError(f"num_b = {self.num_b}: supported 1, 2")
+        cols = tmem_columns(self.tile_n, self.num_b, self.num_acc_stage)
+        if cols > TMEM_COLS:
+            raise ValueError(
+                f"tile_n={self.tile_n}, num_b={self.num_b}, num_acc_stage={self.num_acc_stage} needs "
+                f"{cols} tensor-memory columns, only {TMEM_COLS} exist"
+            )
+        if self.stages < 2:
+            raise ValueError(f"{self}: fewer than 2 pipeline stages fit in shared memory")
+
+    @property
+    def stages(self) -> int:
+        cap = max_ab_stages(self.tile_n, self.num_b)
+        return min(self.num_ab_stage, cap) if self.num_ab_stage else cap
