@@ -22,6 +22,7 @@ from harness.problem import load_problem
 from harness.worker import install_task_module
 from problems.group_gemm import kernel_sm90 as K
 from shared import scales as S
+from shared.cute.host import check_cuda, check_scales
 from tests import sm90_common as C
 
 PROBLEM = load_problem("group_gemm")
@@ -82,23 +83,27 @@ def test_the_kernels_scale_addresses_match_the_reordered_layout():
                 assert stage[at:at + 4] + stage[at + 512:at + 516] == want[4 * sub:4 * sub + 8]
 
 
+SM90_SCALES = ("float8_e4m3fn", "uint8")  # the sm90 grouped kernel reads the scales' bytes
+
+
 def test_reordered_scales_that_do_not_fit_their_group_are_refused():
     good = torch.zeros(S.permuted_shape(40, 512 // 16, 1), dtype=torch.uint8)
-    with pytest.raises(ValueError, match=r"group 1 sfb_reordered must have shape \(32, 4, 1, 4, 8, 1\)"):
-        K.check_reordered(1, "sfb_reordered", good[:, :, :, :, :4], 40, 512)
-    with pytest.raises(TypeError, match="group 0 sfa_reordered must have dtype"):
-        K.check_reordered(0, "sfa_reordered", good.float(), 40, 512)
-    with pytest.raises(TypeError, match="must be a torch.Tensor"):
-        K.check_reordered(0, "sfa_reordered", None, 40, 512)
+    with pytest.raises(ValueError, match=r"group 1 sfb_reordered: expected shape \(32, 4, 1, 4, 8, 1\)"):
+        check_scales("group 1 sfb_reordered", good[:, :, :, :, :4], 40, 512, 1, SM90_SCALES)
+    with pytest.raises(TypeError, match="group 0 sfa_reordered: expected dtype"):
+        check_scales("group 0 sfa_reordered", good.float(), 40, 512, 1, SM90_SCALES)
+    with pytest.raises(TypeError, match="expected a torch.Tensor"):
+        check_scales("group 0 sfa_reordered", None, 40, 512, 1, SM90_SCALES)
 
 
 def test_reordered_scales_with_other_strides_are_refused():
     plain = torch.zeros(S.permuted_shape(40, 512 // 16, 1), dtype=torch.uint8)  # contiguous: not the view
-    with pytest.raises(ValueError, match=r"group 0 sfa_reordered must have the leaderboard's strides"):
-        K.check_reordered(0, "sfa_reordered", plain, 40, 512)
+    with pytest.raises(ValueError, match=r"group 0 sfa_reordered: expected strides"):
+        check_scales("group 0 sfa_reordered", plain, 40, 512, 1, SM90_SCALES)
     good = S.to_permuted(torch.zeros(40, 512 // 16, 1, dtype=torch.uint8))
-    with pytest.raises(ValueError, match="group 0 sfa_reordered must be a CUDA tensor"):
-        K.check_reordered(0, "sfa_reordered", good, 40, 512)
+    check_scales("group 0 sfa_reordered", good, 40, 512, 1, SM90_SCALES)  # the leaderboard's view
+    with pytest.raises(ValueError, match="group 0 sfa_reordered: expected a CUDA tensor"):
+        check_cuda(**{"group 0 sfa_reordered": good})
 
 
 def test_calls_the_kernel_cannot_take_are_left_to_the_portable_path():

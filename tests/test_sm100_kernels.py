@@ -29,6 +29,7 @@ from problems.dual_gemm.config import DualGemmSm100Config  # noqa: E402
 from problems.gemm.config import GemmSm100Config  # noqa: E402
 from shared import scales as S  # noqa: E402
 from shared.cute import sm100_blockscaled as bs  # noqa: E402
+from shared.cute.host import sm_count  # noqa: E402
 from tests.sm100_common import (  # noqa: E402
     CHOOSE,
     KERNELS,
@@ -225,7 +226,7 @@ def test_matches_reference_on_b200(problem, generator):
     for case in _gpu_cases(problem):
         data = gen(**case, device="cuda")
         data[-1].fill_(float("nan"))
-        config = CHOOSE[problem](**_mnkl(case), sm_count=bs.device_sm_count(data[0]))
+        config = CHOOSE[problem](**_mnkl(case), sm_count=sm_count(data[0].device))
         out = KERNELS[problem].run(data, config)
         torch.cuda.synchronize()
         ok, message = check(prob, gen(**case, device="cuda"), out)

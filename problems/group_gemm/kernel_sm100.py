@@ -400,25 +400,6 @@ def check_k(sizes) -> None:
             raise ValueError(f"group_gemm: group {g} has K = {k}; K must be a positive multiple of {bs.K_TILE}")
 
 
-def _check_group(g: int, a, b, c, reordered, size) -> tuple:
-    """The tensors of group g as the kernel reads them (by name); returns (sfa_reordered, sfb_reordered)."""
-    m, n, k, _ = size
-    if not isinstance(reordered, tuple | list) or len(reordered) != 2:
-        raise TypeError(f"group_gemm: group {g} sfasfb_reordered entry must be a pair (sfa, sfb), "
-                        f"got {type(reordered).__name__}")
-    sfa_r, sfb_r = reordered
-    fp4 = ("float4_e2m1fn_x2", "uint8")
-    bs.check_operand(f"group {g} a", a, (m, k // 2, 1), fp4, (k // 2, 1, m * k // 2))
-    bs.check_operand(f"group {g} b", b, (n, k // 2, 1), fp4, (k // 2, 1, n * k // 2))
-    bs.check_operand(f"group {g} c", c, (m, n, 1), ("float16",), (n, 1, m * n))
-    bs.check_scales(f"group {g} sfa_reordered", sfa_r, m, k, 1)
-    bs.check_scales(f"group {g} sfb_reordered", sfb_r, n, k, 1)
-    for name, t in (("a", a), ("b", b), ("c", c), ("sfa_reordered", sfa_r), ("sfb_reordered", sfb_r)):
-        if t.data_ptr() % 16:
-            raise ValueError(f"group_gemm: group {g} {name} at 0x{t.data_ptr():x} is not 16-byte aligned")
-    return sfa_r, sfb_r
-
-
 def takes(sizes) -> bool:
     """Whether the kernel takes these groups' shapes: L = 1 and N a multiple of 128 in every group
     (elsewhere the caller takes the portable path)."""
@@ -434,15 +415,14 @@ def prepare(data, config: GroupGemmSm100Config, sizes):
     `sizes` come from shared.inputs.check_grouped."""
     import torch
 
-    from shared.cute.host import PreparedLaunch, gmem_ptr
+    from shared.cute.host import PreparedLaunch, check_group, check_groups_cuda, gmem_ptr
 
     check_k(sizes)
     if not takes(sizes):
         return None
     abc, _, reordered, _ = data
-    scales = [_check_group(g, *abc[g], reordered[g], sizes[g]) for g in range(len(sizes))]
-    bs.check_cuda(**{f"group {g} {name}": t for g in range(len(sizes))
-                     for name, t in zip(("a", "b", "c", "sfa_reordered", "sfb_reordered"), (*abc[g], *scales[g]))})
+    scales = [check_group(g, *abc[g], reordered[g], sizes[g]) for g in range(len(sizes))]
+    check_groups_cuda(abc, scales)
     device = abc[0][0].device
     starts = tile_starts(sizes, config.tile_n)
     if starts[-1] == 0:

@@ -35,7 +35,6 @@ import torch
 
 from problems.group_gemm.config import SM90
 from shared.cute.host import CompileCache, PreparedLaunch
-from shared.scales import permuted_shape
 
 TILE = 128  # rows of A and of B per CTA
 DESC_BYTES = 128  # one TMA descriptor (CUtensorMap)
@@ -207,42 +206,6 @@ def compiled(name: str, options: str = "", config=SM90):
 # ------------------------------------------------------------------------------------------------
 
 
-def check_reordered(group: int, name: str, t, rows: int, k: int) -> None:
-    """A reordered scale tensor this path reads in place: CUDA, fp8 / uint8, the leaderboard's shape
-    [32, 4, ceil(rows/128), 4, K/64, 1] and its strides (a view of contiguous 512-byte atoms);
-    a ValueError / TypeError naming the group and tensor otherwise."""
-    want = permuted_shape(rows, k // 16, 1)
-    if not isinstance(t, torch.Tensor):
-        raise TypeError(f"group_gemm: group {group} {name} must be a torch.Tensor, got {type(t).__name__}")
-    if t.dtype not in (torch.float8_e4m3fn, torch.uint8):
-        raise TypeError(f"group_gemm: group {group} {name} must have dtype torch.float8_e4m3fn, got {t.dtype}")
-    if tuple(t.shape) != want:
-        raise ValueError(f"group_gemm: group {group} {name} must have shape {want}, got {tuple(t.shape)}")
-    rest_k = want[4]
-    strides = (16, 4, rest_k * 512, 1, 512)  # L = 1: the last stride is free
-    if t.stride()[:5] != strides:
-        raise ValueError(f"group_gemm: group {group} {name} must have the leaderboard's strides {strides}, "
-                         f"got {t.stride()[:5]}")
-    if not t.is_cuda:
-        raise ValueError(f"group_gemm: group {group} {name} must be a CUDA tensor, got {t.device}")
-    if t.data_ptr() % 16:
-        raise ValueError(f"group_gemm: group {group} {name} must be 16-byte aligned")
-
-
-def _check_group(g, a, b, c, sfa_r, sfb_r, m, n, k) -> None:
-    for name, t in (("a", a), ("b", b), ("c", c)):
-        if not t.is_cuda or t.data_ptr() % 16:
-            raise ValueError(f"group_gemm: group {g} {name} must be a 16-byte aligned CUDA tensor")
-    for name, t, rows in (("a", a, m), ("b", b, n)):
-        if t.stride(1) != 1 or (rows > 1 and t.stride(0) != k // 2):
-            raise ValueError(f"group_gemm: group {g} {name} must be K-major rows (strides ({k // 2}, 1, *)), "
-                             f"got {t.stride()}")
-    if c.dtype != torch.float16 or c.stride(1) != 1 or (m > 1 and c.stride(0) != n):
-        raise ValueError(f"group_gemm: group {g} c must be fp16 [{m}, {n}, 1] row-major, got {c.dtype} {c.stride()}")
-    check_reordered(g, "sfa_reordered", sfa_r, m, k)
-    check_reordered(g, "sfb_reordered", sfb_r, n, k)
-
-
 def prepare(data, sizes, order: str = "long_first", config=SM90) -> PreparedLaunch | None:
     """Check a call's tensors, write the groups' descriptors and tables on the device, and bind the
     GEMM to them; calling the result launches (every group's C written in place). None where the
@@ -250,19 +213,17 @@ def prepare(data, sizes, order: str = "long_first", config=SM90) -> PreparedLaun
     come from shared.inputs.check_grouped (one entry per group in every list)."""
     from cutlass import Int32, Int64, Uint8
 
-    from shared.cute.host import call_on_current_queue, gmem_ptr
+    from shared.cute.host import call_on_current_queue, check_group, check_groups_cuda, gmem_ptr
 
     abc, _, reordered, _ = data
     if not all(l == 1 and n % TILE == 0 for _, n, _, l in sizes) or not abc[0][0].is_cuda:
         return None
     device = abc[0][0].device
-    meta, addrs = [], []
-    for g, ((a, b, c), pair, (m, n, k, _)) in enumerate(zip(abc, reordered, sizes)):
-        if not isinstance(pair, tuple | list) or len(pair) != 2:
-            raise TypeError(f"group_gemm: group {g} sfasfb_reordered entry must be a pair (sfa, sfb)")
-        _check_group(g, a, b, c, pair[0], pair[1], m, n, k)
-        meta.append((c.data_ptr(), m, n, k // 256))
-        addrs.append((a.data_ptr(), b.data_ptr(), pair[0].data_ptr(), pair[1].data_ptr()))
+    # the scales' bytes are read as they are: uint8 is taken too
+    scales = [check_group(g, *abc[g], reordered[g], sizes[g], ("float8_e4m3fn", "uint8")) for g in range(len(sizes))]
+    check_groups_cuda(abc, scales)
+    meta = [(c.data_ptr(), m, n, k // 256) for (_, _, c), (m, n, k, _) in zip(abc, sizes)]
+    addrs = [(a.data_ptr(), b.data_ptr(), sfa.data_ptr(), sfb.data_ptr()) for (a, b, _), (sfa, sfb) in zip(abc, scales)]
     table = tile_table(sizes, order)
     if not table:
         return None

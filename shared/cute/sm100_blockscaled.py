@@ -101,56 +101,13 @@ def check_problem(m: int, n: int, k: int, l: int, tile_n: int) -> None:
         raise ValueError(f"k = {k}: the sm100 kernel needs k % {K_TILE} == 0")
 
 
-def _dims_match(got, want, shape) -> bool:
-    """Strides agree wherever they matter (a dimension of extent 1 is never stepped over, and an
-    empty tensor is never read)."""
-    return 0 in shape or all(g == w or d == 1 for g, w, d in zip(got, want, shape))
 
 
-def check_operand(name: str, t, shape, dtypes, strides) -> None:
-    """TypeError/ValueError naming `name` unless t has this dtype, shape and strides."""
-    if str(t.dtype).replace("torch.", "") not in dtypes:
-        raise TypeError(f"{name}: expected dtype in {dtypes}, got {t.dtype}")
-    if tuple(t.shape) != tuple(shape):
-        raise ValueError(f"{name}: expected shape {tuple(shape)}, got {tuple(t.shape)}")
-    if not _dims_match(tuple(t.stride()), tuple(strides), tuple(shape)):
-        raise ValueError(f"{name}: expected strides {tuple(strides)}, got {tuple(t.stride())}")
 
 
-def device_sm_count(t) -> int:
-    """SM count of the tensor's CUDA device (the persistent grid size), looked up once per device."""
-    index = t.device.index if t.device.index is not None else 0
-    if index not in _SM_COUNTS:
-        import torch
-
-        _SM_COUNTS[index] = torch.cuda.get_device_properties(index).multi_processor_count
-    return _SM_COUNTS[index]
 
 
-_SM_COUNTS: dict[int, int] = {}
 
-
-def check_cuda(**tensors) -> None:
-    """ValueError naming the first tensor that is not on the CUDA device of the first one."""
-    device = None
-    for name, t in tensors.items():
-        if not t.is_cuda:
-            raise ValueError(f"{name}: expected a CUDA tensor, got device {t.device}")
-        device = device or t.device
-        if t.device != device:
-            raise ValueError(f"{name}: expected device {device} like the other operands, got {t.device}")
-
-
-def check_scales(name: str, t, rows: int, k: int, l: int) -> None:
-    """The permuted scale tensor of a rows x K operand: [32, 4, rows/128, 4, K/64, L] e4m3 blocked."""
-    rest_mn, rest_k = -(-rows // 128), -(-k // 64)
-    check_operand(
-        name,
-        t,
-        (32, 4, rest_mn, 4, rest_k, l),
-        ("float8_e4m3fn",),
-        (16, 4, rest_k * 512, 1, 512, rest_mn * rest_k * 512),
-    )
 
 
 def make_kmajor_operand(ptr: cute.Pointer, rows, k, l, whole_tiles: bool = True) -> cute.Tensor:
@@ -659,7 +616,7 @@ def prepare(data, num_b: int, config, compile_for):
     sfb_1_permuted.., c): check every tensor the kernel reads (by name), compile or fetch the kernel
     of `config` (chosen by the caller for the device's SM count), and bind it to the tensors; calling
     the result launches (the same PreparedLaunch the sm90 kernels use)."""
-    from shared.cute.host import PreparedLaunch, gmem_ptr
+    from shared.cute.host import FP4, PreparedLaunch, check_cuda, check_kmajor, check_scales, gmem_ptr
     from shared.inputs import tuple_names
 
     t = dict(zip(tuple_names(num_b), data))
@@ -669,10 +626,10 @@ def prepare(data, num_b: int, config, compile_for):
     n, k = t[b_names[0]].shape[0], 2 * k2
     # Every config needs whole 128-row tiles and scale atoms: check before touching the tensors.
     check_problem(m, n, k, l, SF_ATOM_ROWS)
-    check_operand("a", a, (m, k2, l), ("float4_e2m1fn_x2", "uint8"), (k2, 1, m * k2))
+    check_kmajor("a", a, m, k2, l, FP4)
     for b in b_names:
-        check_operand(b, t[b], (n, k2, l), ("float4_e2m1fn_x2", "uint8"), (k2, 1, n * k2))
-    check_operand("c", c, (m, n, l), ("float16",), (n, 1, m * n))
+        check_kmajor(b, t[b], n, k2, l, FP4)
+    check_kmajor("c", c, m, n, l, ("float16",))
     scales = ["sfa_permuted", *(f"sf{b}_permuted" for b in b_names)]
     for name, rows in zip(scales, [m] + [n] * num_b):
         check_scales(name, t[name], rows, k, l)
