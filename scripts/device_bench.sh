@@ -5,8 +5,9 @@
 #   bash scripts/device_bench.sh sanitize [P ...]  compute-sanitizer memcheck and racecheck on test shapes
 #                                             that reach every chosen sm90 config (default: gemv gemm
 #                                             dual_gemm group_gemm)
-#   bash scripts/device_bench.sh bench P ...  benchmark (submission, bf16-predecoded, reference, with the
-#                                             CUDA-graph metric) and leaderboard mode, per problem
+#   bash scripts/device_bench.sh bench P ...  package; benchmark (submission, bf16-predecoded, the packaged file;
+#                                             CUDA-graph metric, host figures) and leaderboard mode, per
+#                                             problem; the packaged file in test mode
 #   bash scripts/device_bench.sh host P ...   benchmark submission, bf16-predecoded and the packaged file
 #                                             (plus $HOST_BASE_DIR/P.py when set: an earlier packaged file)
 #                                             with host us per call (group_gemm: also 16 groups); then the
@@ -54,16 +55,19 @@ sanitize)
   grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$log" | sort | uniq -c ;;
 bench)
   for p in "$@"; do
-    python -m harness.eval $p --mode benchmark --graph --impl submission bf16-predecoded reference \
+    python -m harness.package "$p" >> "$log" 2>&1
+    python -m harness.eval $p --mode benchmark --graph --impl submission bf16-predecoded "dist/$p/submission.py" \
       --json "$OUT/$p.json" > "$OUT/b.log" 2>&1
     echo "bench $p rc=$?" | tee -a "$log"; cat "$OUT/b.log" >> "$log"
     grep -E "^(FAIL|error|note)" "$OUT/b.log" | cut -c1-300
     timeout 300 python -m harness.eval $p --mode leaderboard --popcorn --impl submission > "$OUT/b.log" 2>&1
     echo "leaderboard $p rc=$? $(grep -c 'check: pass' "$OUT/b.log") x check: pass" | tee -a "$log"
     cat "$OUT/b.log" >> "$log"
+    python -m harness.eval $p --mode test --impl "dist/$p/submission.py" > "$OUT/b.log" 2>&1
+    echo "packaged test $p rc=$?" | tee -a "$log"; cat "$OUT/b.log" >> "$log"
   done
   rm -f "$OUT/b.log"
-  for p in "$@"; do sed -n "/^$p --mode benchmark/,/^geomean (score) *reference/p" "$log"; done ;;
+  for p in "$@"; do sed -n "/^$p --mode benchmark/,/^geomean (score) *dist/p" "$log"; done ;;
 host)
   for p in "$@"; do
     python -m harness.package "$p" >> "$log" 2>&1
