@@ -300,11 +300,11 @@ def test_repeat_calls_launch_from_the_prepared_launch(problem):
     sub.custom_kernel(first)  # prepared; the DSL's checked call
     sub.custom_kernel(first)  # bound: the one-C-call launch from here on
     sub.custom_kernel(other)
-    entries = len(sub._prepared)
+    entries = len(sub.custom_kernel.prepared)
     first[-1].fill_(float("nan"))
     got = sub.custom_kernel(first)
     torch.cuda.synchronize()
-    assert len(sub._prepared) == entries  # a hit, not a new entry
+    assert len(sub.custom_kernel.prepared) == entries  # a hit, not a new entry
     ok, msg = check_tensor(got, want, 1e-3, 1e-3)
     assert ok, msg
 

@@ -82,26 +82,21 @@ def diagnostic_kernels():
 def compile_cfg(cfg, m, k, l, sms, kernel_cls=None):
     """The kernel (or a diagnostic variant of it) compiled for one shape; raises ValueError where the
     config does not take the shape."""
-    import cutlass
-    import cutlass.cute as cute
+    from problems.gemv.kernel_sm90 import GemvSm90, compile_gemv
 
-    from problems.gemv.kernel_sm90 import GemvSm90
-    from shared.cute.host import null_ptr
-
-    kern = (kernel_cls or GemvSm90)(cfg, m, k, l, sms=sms)
-    u8 = null_ptr(cutlass.Uint8)
-    return cute.compile(kern, u8, u8, u8, u8, null_ptr(cutlass.Float16, align=2))
+    return compile_gemv(kernel_cls or GemvSm90, cfg, m, k, l, sms)
 
 
 def launch(fn, data):
     """One call of a compiled kernel on the leaderboard tuple; returns c."""
     import cutlass
 
-    from shared.cute.host import gmem_ptr
+    from shared.cute.host import call_on_current_queue, gmem_ptr
 
     a, b, sfa, sfb, _, _, c = data
     u8 = cutlass.Uint8
-    fn(gmem_ptr(a, u8), gmem_ptr(b, u8), gmem_ptr(sfa, u8), gmem_ptr(sfb, u8), gmem_ptr(c, cutlass.Float16, align=2))
+    call_on_current_queue(fn, [gmem_ptr(a, u8), gmem_ptr(b, u8), gmem_ptr(sfa, u8), gmem_ptr(sfb, u8),
+                               gmem_ptr(c, cutlass.Float16, align=2)], c.device)
     return c
 
 
