@@ -161,15 +161,16 @@ def exact_reference_block(problem: str, reference_text: str, root: Path = ROOT) 
 # and fp32 accumulation (TF32 off), rounded once to fp16. Their generate_input, tolerances and check
 # stay theirs: the statements above that used ref_kernel at import are re-run below, verbatim, so that
 # they bind ours; their functions that call ref_kernel by name find ours.
+import os.path as _official_eval_path
 import sys as _official_eval_sys
 
 if {str(root)!r} not in _official_eval_sys.path:
     _official_eval_sys.path.insert(1, {str(root)!r})
 from {module} import ref_kernel  # noqa: E402
 
-if not _official_eval_sys.modules[{module!r}].__file__.startswith({str(root)!r}):
-    raise ImportError("official_eval: {module} was imported from "
-                      + _official_eval_sys.modules[{module!r}].__file__ + ", not from {root}")
+_official_eval_file = _official_eval_path.realpath(_official_eval_sys.modules[{module!r}].__file__)
+if not _official_eval_file.startswith({str(root) + os.sep!r}):  # another copy of the project came first
+    raise ImportError("official_eval: {module} was imported from " + _official_eval_file + ", not from {root}")
 {rerun}
 '''
 

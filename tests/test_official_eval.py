@@ -415,3 +415,22 @@ def test_the_startup_file_adds_op_error_and_still_runs_a_shadowed_sitecustomize(
                           timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["True", "True"]
+
+
+def test_the_swap_refuses_another_copy_of_the_project(fake_tree, tmp_path):
+    """Where another checkout's problems package comes first on the path (here PYTHONPATH lists it before
+    ours), the appended block says so instead of binding that copy's ref_kernel."""
+    other = tmp_path / "other"
+    (other / "problems" / "gemm").mkdir(parents=True)
+    (other / "problems" / "__init__.py").write_text("")
+    (other / "problems" / "gemm" / "__init__.py").write_text("")
+    (other / "problems" / "gemm" / "reference.py").write_text("def ref_kernel(data):\n    return None\n")
+    (fake_tree / "problems" / "nvidia" / "nvfp4_gemm" / "reference.py").write_text(  # no path of its own
+        "from utils import make_match_reference\n\n\ndef ref_kernel(data):\n    raise RuntimeError\n\n\n"
+        "check_implementation = make_match_reference(ref_kernel, rtol=1e-03, atol=1e-03)\n")
+    scratch = oe.prepare_scratch("gemm", fake_tree, tmp_path / "work", exact_reference=True)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(other), str(ROOT)]))
+    done = subprocess.run([sys.executable, "-c", "import reference"], cwd=scratch.dir, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode != 0
+    assert f"problems.gemm.reference was imported from {other}" in done.stderr
