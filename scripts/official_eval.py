@@ -3,6 +3,8 @@
     python -m scripts.official_eval --reference-kernels DIR [PROBLEM ...] [--modes test benchmark leaderboard]
                                     [--seed N] [--json OUT] [--timeout S] [--work DIR] [--their-reference]
 
+(PROBLEMs before --modes, which takes every word after it.)
+
 For each problem (default: all four) a scratch directory is set up as the leaderboard's runner sets up
 its working directory: every file that their problems/nvidia/nvfp4_<problem>/task.yml lists under
 `files`, copied from where it says (utils.py from `../utils.py` for gemv, gemm and dual_gemm, the
@@ -30,12 +32,13 @@ first on the runs' PYTHONPATH, adds it where it is missing (its docstring says h
 
 Default modes: test + benchmark. Test mode checks the 10 test cases; benchmark mode checks every input
 of each benchmark case once, then times it with their loop (at most 200 samples, 100 for the grouped
-GEMM; a sample of the GEMM evals is one 62.5 GiB L2 flush, about 25 ms, plus 50 calls). Together about
-1-2 minutes per problem (estimated from their loop; CuTe DSL compiles included, no file cache: their
-eval_better_bench files disable it). Their leaderboard mode is much longer: it first warms up EVERY
-benchmark case (up to 1000 samples), then times each with a recheck of all 50 outputs after every
-sample (up to 1000 samples), each loop ending only at 0.1 % relative error, the cap, or 120 s: an
-estimated 5-10 minutes per problem. Ask for it with `--modes leaderboard` (its default timeout is
+GEMM; a sample of the GEMM evals is one 62.5 GiB L2 flush, about 25 ms, plus 50 calls, 15 grouped).
+Together about 1-2 minutes per problem, 4-8 for all four (estimated from their loop, not measured;
+CuTe DSL compiles included, with no file cache: their eval_better_bench files disable it). Their
+leaderboard mode is much longer: it first warms up EVERY benchmark case (up to 1000 samples, 50
+grouped), then times each with a recheck of every output after every sample (up to 1000 samples, 100
+grouped), each loop ending only at 0.1 % relative error, the cap, or 120 s: an estimated 5-10 minutes
+per problem. Ask for it with `--modes leaderboard` (its default timeout is
 1200 s per run). In leaderboard mode their eval exits 0 even when a case fails; pass/fail is read from
 its `check` line, as the runner does.
 

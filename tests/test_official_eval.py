@@ -312,17 +312,20 @@ def test_a_crash_and_a_timeout_are_failures(fake_tree, tmp_path):
     assert slow["timed_out"] and not slow["passed"] and slow["seconds"] < 30
 
 
-def test_main_writes_the_table_and_the_json(fake_tree, tmp_path, capsys):
+def test_main_writes_the_table_and_the_json(fake_tree, tmp_path, capsys, monkeypatch):
+    """Relative paths as on the GPU machine (`--reference-kernels .refk`), the REVISION file beside the tree."""
     (fake_tree / "REVISION").write_text("f83cb92a\n")
     out = tmp_path / "report.json"
-    rc = oe.main(["gemm", "--reference-kernels", str(fake_tree), "--work", str(tmp_path / "work"),
-                  "--json", str(out), "--seed", "7"])
+    monkeypatch.chdir(fake_tree.parent)
+    rc = oe.main(["gemm", "--reference-kernels", fake_tree.name, "--work", "work", "--json", "report.json",
+                  "--seed", "7"])
     assert rc == 0
     table = capsys.readouterr().out.strip().splitlines()[-3:-1]
     assert table[0].split()[:4] == ["gemm", "test", "pass", "2/2"]
     assert table[1].split() == ["gemm", "benchmark", "pass", "1/1", "1.50", "1.50"]
     report = json.loads(out.read_text())
     assert report["seed"] == 7 and report["reference_kernels"]["revision"] == "f83cb92a"
+    assert report["reference_kernels"]["dir"] == str(fake_tree)
     assert report["modes"] == ["test", "benchmark"]
     entry = report["problems"]["gemm"]
     assert entry["eval_file"] == "../eval_better_bench.py" and entry["reference"] == "ours (exact decode)"
