@@ -7,8 +7,9 @@ On a machine with a B200 (compute capability 10.0) it runs, in order, and writes
   2. the evaluator in test mode with the stress data, then in leaderboard mode (rechecked timed runs),
      for gemv, gemm, dual_gemm, group_gemm, with the submission each problem ships;
   3. optionally (`-- --reference-kernels DIR`, DIR a gpu-mode/reference-kernels checkout) the
-     leaderboard's own eval files from DIR/problems/nvidia/<problem>, run in a scratch directory that
-     links to them (nothing is copied into this repository) with our packaged submission, benchmark mode;
+     leaderboard's own eval files from DIR/problems/nvidia/<problem>, copied as their task.yml lists them
+     into a scratch directory (never into this repository) with our packaged submission, benchmark mode
+     (scripts/official_eval.py's setup, their ref_kernel kept);
   4. each benchmark case's mean against the expected B200 time of `expected_us` (the model in the
      kernels' docstrings): verdict `ok` (<= 1.25x expected), `slow`, or `fail` (a test or check failed).
 Where no B200 is present it says so, writes nothing and exits 0.
@@ -26,7 +27,6 @@ import argparse
 import datetime as dt
 import json
 import math
-import os
 import subprocess
 import sys
 import tempfile
@@ -186,34 +186,16 @@ def evaluator(problem: str, mode: str, data: str, out: Path) -> dict:
 
 
 def reference_eval(problem: str, refdir: Path, work: Path) -> dict:
-    """The leaderboard's eval file on our packaged submission, in a scratch dir that links to DIR's files."""
-    src = refdir / "problems" / "nvidia" / f"nvfp4_{problem}"
-    if not src.is_dir():
-        return {"rc": 2, "tail": f"{src} not found"}
-    sub = work / problem
-    sub.mkdir(parents=True)
-    pkg = run([sys.executable, "-m", "harness.package", problem, "-o", str(sub / "submission.py")])
-    if pkg["rc"]:
-        return pkg
-    for f in ["reference.py", "task.py", "utils.py", "task.yml"]:
-        if (src / f).exists():
-            (sub / f).symlink_to(src / f)
-    evalfile = yaml_of(problem)["eval_variant"]  # the eval file the leaderboard runs for this problem
-    (sub / "eval.py").symlink_to(src.parent / evalfile)
-    if not (sub / "utils.py").exists() and (src.parent / "utils.py").exists():
-        (sub / "utils.py").symlink_to(src.parent / "utils.py")
-    cases = "\n".join("; ".join(f"{k}: {v}" for k, v in c.items()) for c in benchmark_cases(problem))
-    (sub / "cases.txt").write_text(cases + "\n")
-    r, w = os.pipe()
-    env = dict(os.environ, POPCORN_FD=str(w))
-    proc = subprocess.Popen([sys.executable, "eval.py", "benchmark", "cases.txt"], cwd=sub, env=env,
-                            pass_fds=(w,), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    os.close(w)
-    with os.fdopen(r) as f:
-        lines = f.read()
-    out, _ = proc.communicate()
-    result = dict(line.split(":", 1) for line in lines.splitlines() if ":" in line)
-    return {"rc": proc.returncode, "tail": out[-4000:], "popcorn": {k.strip(): v.strip() for k, v in result.items()}}
+    """The leaderboard's eval file on our packaged submission, benchmark mode, with THEIR reference (a B200
+    runs their torch._scaled_mm): the scratch dir and the run are scripts/official_eval.py's."""
+    from scripts import official_eval
+
+    try:
+        scratch = official_eval.prepare_scratch(problem, refdir, work, exact_reference=False)
+    except Exception as e:  # noqa: BLE001 - a missing file or a refused package is this step's failure
+        return {"rc": 2, "tail": f"{type(e).__name__}: {e}"}
+    result = official_eval.run_eval(scratch, "benchmark", timeout=1800)
+    return {"rc": result["rc"] or int(not result["passed"]), "tail": result["tail"], "popcorn": result["popcorn"]}
 
 
 def verdicts(report: dict) -> dict:
