@@ -77,7 +77,7 @@ def main(argv=None) -> int:
         for case in manifest["benchmarks"]:
             data = ref.generate_input(**case, device="cuda")
             label = " ".join(f"{k}={v}" for k, v in case.items() if k != "seed")[:34]
-            print(f"{problem:<10}{label:<34}{idle_us(lambda d=data: sub.custom_kernel(d), args.calls):>8.2f}",
+            print(f"{problem:<10}{label:<34}{idle_us(lambda d=data, s=sub: s.custom_kernel(d), args.calls):>8.2f}",
                   flush=True)
     return 0
 
