@@ -64,6 +64,8 @@ def main(argv=None) -> int:
     small = torch.zeros(16, device="cuda")
     print(f"{'empty torch op':<44}{idle_us(lambda: small.add_(1.0), args.calls):>8.2f}", flush=True)
     for problem in args.problems:
+        # the reference first: a bundle enters its modules under their real names where those are free
+        ref = importlib.import_module(f"problems.{problem}.reference")
         if args.packaged:
             out = Path(tempfile.mkdtemp()) / "submission.py"
             pkg = "harness.package" if (root / "harness" / "package.py").exists() else "shared.package"
@@ -72,7 +74,6 @@ def main(argv=None) -> int:
             sub = load(out, f"probe_{problem}")
         else:
             sub = importlib.import_module(f"problems.{problem}.submission")
-        ref = importlib.import_module(f"problems.{problem}.reference")
         manifest = yaml.safe_load((root / "problems" / problem / "manifest.yaml").read_text())
         for case in manifest["benchmarks"]:
             data = ref.generate_input(**case, device="cuda")
