@@ -16,7 +16,7 @@ import yaml
 
 REPO = Path(__file__).resolve().parent.parent
 LOCKS = REPO / "locks"
-LOCK_NAMES = ("dev", "gpu", "ci", "leaderboard", "tools", "runner-dsl")
+LOCK_NAMES = ("dev", "gpu", "ci", "leaderboard", "tools", "runner-dsl", "modal")
 
 
 def norm(name: str) -> str:
