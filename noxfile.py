@@ -217,16 +217,22 @@ def package(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def submit(session: nox.Session) -> None:
-    """`nox -s submit -- PROBLEM --mode test|benchmark|leaderboard [--gpu ...]`: package, send with
-    popcorn-cli, and write the reply as results JSON + table (results/PROBLEM-popcorn-*.json)."""
+    """`nox -s submit -- PROBLEM --mode test|benchmark|leaderboard [--gpu ...] [--force]`: package, send with
+    popcorn-cli, and write the reply as results JSON + table (results/PROBLEM-popcorn-*.json). Past the
+    leaderboard's deadline (docs/spec/upstream) it refuses and sends nothing, unless --force."""
     if not session.posargs:
         session.error("usage: nox -s submit -- PROBLEM --mode test|benchmark|leaderboard [--gpu B200|NVIDIA]")
     session.chdir(REPO)
     # The CLI, POPCORN_API_URL and the registration are checked before anything is installed
     # (shared/submit.py needs only the standard library for that).
     sys.path.insert(0, REPO)
+    from harness.deadlines import closed_message
     from shared.submit import Prerequisite, preflight
 
+    board = next((b for a, b in zip(session.posargs, session.posargs[1:]) if a == "--leaderboard"), None)
+    closed = None if "--force" in session.posargs else closed_message(session.posargs[0], board)
+    if closed:
+        session.error(f"submit: {closed}")
     try:
         preflight()
     except Prerequisite as e:
