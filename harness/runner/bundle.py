@@ -94,6 +94,15 @@ def pack(repo: Path) -> bytes:
 
 
 def unpack(data: bytes, dest: Path) -> None:
+    """Extract a pack() archive: regular files under dest only."""
     dest.mkdir(parents=True, exist_ok=True)
     with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
-        tar.extractall(dest, filter="data")
+        for member in tar.getmembers():
+            target = (dest / member.name).resolve()
+            if not member.isfile() or not target.is_relative_to(dest.resolve()):
+                raise ValueError(f"bundle: refusing {member.name!r} (not a regular file under the tree)")
+        # extraction filters exist from Python 3.11.4 on (Debian 12 has 3.11.2): checked above either way
+        if hasattr(tarfile, "data_filter"):
+            tar.extractall(dest, filter="data")
+        else:
+            tar.extractall(dest)
