@@ -1,6 +1,7 @@
 """Sessions: `nox -s test` (default), `nox -s lint`, `nox -s bench -- PROBLEM [eval options]`,
 `nox -s package -- PROBLEM`, `nox -s submit -- PROBLEM --mode ...`, `nox -s runner_dsl`, `nox -s report`,
 `nox -s b200 [-- --reference-kernels DIR]` (the B200 owner's one command; exits 0 without a B200).
+bench, b200 and test take `--runner modal` (harness/runner: on Modal GPUs, results in results/).
 
 Installs come from hash-pinned locks (locks/*.txt, written by ci/lock.sh from locks/*.in):
 NVFP4_LOCK=dev (CPU torch: CI and any machine without an NVIDIA driver, the default there),
@@ -64,9 +65,38 @@ def install(session: nox.Session) -> None:
     install_locked(session)
 
 
+def remote_runner(session: nox.Session, command: str) -> bool:
+    """`--runner modal` among a session's arguments: run the command on Modal GPUs (harness/runner) with
+    only PyYAML and the Modal client installed (not even that with --dry-run), and return True.
+    `--runner local` is the default and is dropped."""
+    args, runner, rest = list(session.posargs), None, []
+    while args:
+        arg = args.pop(0)
+        if arg == "--runner" and args:
+            runner = args.pop(0)
+        elif arg.startswith("--runner="):
+            runner = arg.split("=", 1)[1]
+        else:
+            rest.append(arg)
+    if runner in (None, "local"):
+        session.posargs[:] = rest
+        return False
+    if runner != "modal":
+        session.error(f"--runner {runner}: expected local or modal")
+    session.chdir(REPO)
+    install_subset(session, ["pyyaml"])
+    if "--dry-run" not in rest:
+        session.install("--require-hashes", "--no-deps", "-r", os.path.join(REPO, "locks", "modal.txt"))
+    session.run("python", "-m", "harness.runner", command, *rest)
+    return True
+
+
 @nox.session(python=PYTHON)
 def test(session: nox.Session) -> None:
-    """pytest: the CPU tier always; the gpu / sm90 / sm100 tiers where such a GPU is present."""
+    """pytest: the CPU tier always; the gpu / sm90 / sm100 tiers where such a GPU is present.
+    `-- --runner modal [--gpu ...]`: the GPU tiers on Modal, one container per test file (harness/runner)."""
+    if remote_runner(session, "test"):
+        return
     install(session)
     args = session.posargs or ["-q"]
     if not session.posargs and not has_nvidia_gpu():
@@ -93,7 +123,10 @@ def b200(session: nox.Session) -> None:
 
     `nox -s b200 [-- --reference-kernels DIR]`: on a B200, the sm100 tier, stress data, leaderboard mode,
     optionally the leaderboard's own eval files from a reference-kernels checkout, and each case against
-    its expected time: one results JSON and a verdict per kernel (scripts/b200.py). Elsewhere: says so, exit 0."""
+    its expected time: one results JSON and a verdict per kernel (scripts/b200.py). Elsewhere: says so, exit 0.
+    `-- --runner modal`: the same on a Modal B200, one container per problem and one for the tier."""
+    if remote_runner(session, "b200"):
+        return
     if not has_nvidia_gpu():
         session.log("b200: no NVIDIA GPU here (nvidia-smi -L fails); nothing to run. The CPU tier is `nox -s test`.")
         return
@@ -116,9 +149,13 @@ EVAL_CPU_PACKAGES = ["torch", "filelock", "typing-extensions", "sympy", "mpmath"
 
 @nox.session(python=PYTHON)
 def bench(session: nox.Session) -> None:
-    """`nox -s bench -- PROBLEM [eval options]`: the evaluator in benchmark mode; results JSON in results/."""
+    """`nox -s bench -- PROBLEM [eval options]`: the evaluator in benchmark mode; results JSON in results/.
+    `--runner modal [--gpu B200|H200|H100] [--timeout S] [--max-gpus N] [--dry-run]`: on Modal GPUs, one
+    container per case (harness/runner)."""
     if not session.posargs:
-        session.error("usage: nox -s bench -- PROBLEM [--impl ...] [--data ...] [--device ...]")
+        session.error("usage: nox -s bench -- PROBLEM [--impl ...] [--data ...] [--device ...] [--runner modal]")
+    if remote_runner(session, "bench"):
+        return
     if lock_name() == "dev" and not has_nvidia_gpu():
         # No GPU: the evaluator runs the impls' portable paths, which need torch, PyYAML and rich only.
         # Leaving out CuTe DSL, cuda-python and the test tools halves a fresh clone's first run (~45 s
@@ -227,16 +264,22 @@ def package(session: nox.Session) -> None:
 def submit(session: nox.Session) -> None:
     """Package, send with popcorn-cli, and write the reply as results JSON and a table.
 
-    `nox -s submit -- PROBLEM --mode test|benchmark|leaderboard [--gpu ...]`; the reply goes to
-    results/PROBLEM-popcorn-*.json."""
+    `nox -s submit -- PROBLEM --mode test|benchmark|leaderboard [--gpu ...] [--force]`; the reply goes to
+    results/PROBLEM-popcorn-*.json. Past the leaderboard's deadline (docs/spec/upstream) it refuses and
+    sends nothing, unless --force."""
     if not session.posargs:
         session.error("usage: nox -s submit -- PROBLEM --mode test|benchmark|leaderboard [--gpu B200|NVIDIA]")
     session.chdir(REPO)
     # The CLI, POPCORN_API_URL and the registration are checked before anything is installed
     # (harness/submit.py needs only the standard library for that).
     sys.path.insert(0, REPO)
+    from harness.deadlines import closed_message
     from harness.submit import Prerequisite, preflight
 
+    board = next((b for a, b in zip(session.posargs, session.posargs[1:]) if a == "--leaderboard"), None)
+    closed = None if "--force" in session.posargs else closed_message(session.posargs[0], board)
+    if closed:
+        session.error(f"submit: {closed}")
     try:
         preflight()
     except Prerequisite as e:

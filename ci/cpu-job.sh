@@ -9,6 +9,8 @@
 #   package  dist/PROBLEM/submission.py for every problem (CI keeps them as an artifact)
 #   runner_dsl  the packaged sm100 kernels compiled with the leaderboard runner's CuTe DSL (4.3.5)
 #   checks   flake.nix parses (nix-instantiate), the Dockerfile lints (hadolint) where installed
+#   container  the Dockerfile built with buildah from offline stand-ins, then `nox -s package` and the CPU
+#            tier run in it as its user (ci/check-container.sh; needs root and apt, else it says so)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export NVFP4_LOCK=${NVFP4_LOCK:-dev}
@@ -18,3 +20,4 @@ nox -s package
 nox -s runner_dsl
 ci/check-nix.sh
 ci/check-docker.sh
+ci/check-container.sh

@@ -2,7 +2,7 @@
 # Regenerate the hash-pinned locks under locks/ from their .in files (uv, no wheel downloads:
 # uv reads metadata only, so torch's multi-GB CUDA wheels are never fetched).
 #
-#   ci/lock.sh [dev|gpu|ci|leaderboard|tools|runner-dsl ...]     (default: all, in that order)
+#   ci/lock.sh [dev|gpu|ci|leaderboard|tools|runner-dsl|modal ...]     (default: all, in that order)
 #
 # dev          CPU, Python 3.11, what CI and .ci/run install (with pip: the CPU torch wheel comes
 #              from pip's find-links directory or the PyTorch CPU index; uv reads /opt/wheels only
@@ -16,6 +16,7 @@
 # tools        test and session tools layered on the leaderboard environment (container, Nix shell).
 # runner-dsl   the leaderboard runner's CuTe DSL and CUDA Python beside CPU torch, Python 3.11: for
 #              `nox -s runner_dsl` (the packaged submissions compiled with the runner's DSL).
+# modal        the Modal client for `--runner modal` (local side only), Python 3.11.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 UV=${UV:-$(command -v uv || echo "python3 -m uv")}
@@ -36,7 +37,7 @@ compile() {  # name python extra-args...
   echo "locks/$name.txt: $(grep -c '==' "locks/$name.txt") pins"
 }
 
-targets=("$@"); [ ${#targets[@]} -gt 0 ] || targets=(dev gpu ci leaderboard tools runner-dsl)
+targets=("$@"); [ ${#targets[@]} -gt 0 ] || targets=(dev gpu ci leaderboard tools runner-dsl modal)
 for t in "${targets[@]}"; do
   case $t in
     dev)         compile dev 3.11 --find-links /opt/wheels ;;
@@ -46,6 +47,7 @@ for t in "${targets[@]}"; do
                  compile leaderboard 3.13 --exclude-newer 2026-01-18T00:00:00Z "${extra[@]}" ;;
     tools)       compile tools 3.13 ;;
     runner-dsl)  compile runner-dsl 3.11 --find-links /opt/wheels ;;
-    *) echo "ci/lock.sh: unknown lock '$t' (dev, gpu, ci, leaderboard, tools, runner-dsl)" >&2; exit 2 ;;
+    modal)       compile modal 3.11 ;;
+    *) echo "ci/lock.sh: unknown lock '$t' (dev, gpu, ci, leaderboard, tools, runner-dsl, modal)" >&2; exit 2 ;;
   esac
 done

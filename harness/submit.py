@@ -22,8 +22,8 @@ Times in reports are rounded by the server (format_time); the JSON shapes keep f
 Results go to results/PROBLEM-popcorn-MODE-GPU-STAMP.json (and RAW beside it as .txt), in the
 evaluator's schema with "source": "popcorn-cli"; the B200 speed of light from the manifest is this
 device's, so the table's "x SOL" column is filled for the leaderboard's own runners.
-Exit status: 0 passed, 112 a check failed, 1 packaging refused, 3 a missing prerequisite, the CLI's
-status when it fails.
+Exit status: 0 passed, 112 a check failed, 1 packaging refused, 3 a missing prerequisite, 4 the
+leaderboard is past its deadline (harness/deadlines.py; --force sends anyway), the CLI's status when it fails.
 """
 
 from __future__ import annotations
@@ -39,10 +39,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+from harness.deadlines import closed_message
 from harness.progress import run_with_progress
 
 REPO = Path(__file__).resolve().parent.parent
-EXIT_OK, EXIT_PACKAGE, EXIT_PREREQ, EXIT_CHECK = 0, 1, 3, 112
+EXIT_OK, EXIT_PACKAGE, EXIT_PREREQ, EXIT_CLOSED, EXIT_CHECK = 0, 1, 3, 4, 112
 CLI_NAMES = ("popcorn-cli", "popcorn")
 INSTALL_HINT = ("install it from https://github.com/gpu-mode/popcorn-cli/releases "
                 "(or: curl -fsSL https://raw.githubusercontent.com/gpu-mode/popcorn-cli/main/install.sh | bash)")
@@ -339,6 +340,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--output", default=None, help="packaged file (default: dist/PROBLEM/submission.py)")
     p.add_argument("--json", default=None, help="results JSON (default: results/PROBLEM-popcorn-MODE-GPU-STAMP.json)")
     p.add_argument("--timeout", type=float, default=None, help="seconds to wait for popcorn-cli (default: no limit)")
+    p.add_argument("--force", action="store_true", help="send even past the leaderboard's deadline (if it reopened)")
     return p
 
 
@@ -347,6 +349,10 @@ def main(argv: list[str] | None = None) -> int:
     from harness import problem as P
 
     args = build_parser().parse_args(argv)
+    closed = None if args.force else closed_message(args.problem, args.leaderboard)
+    if closed:  # the leaderboard would reject it: send nothing (docs/spec/upstream/nvidia.yaml)
+        print(f"submit: {closed}", file=sys.stderr)
+        return EXIT_CLOSED
     try:
         cli = preflight()
     except Prerequisite as e:

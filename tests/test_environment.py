@@ -16,7 +16,7 @@ import yaml
 
 REPO = Path(__file__).resolve().parent.parent
 LOCKS = REPO / "locks"
-LOCK_NAMES = ("dev", "gpu", "ci", "leaderboard", "tools", "runner-dsl")
+LOCK_NAMES = ("dev", "gpu", "ci", "leaderboard", "tools", "runner-dsl", "modal")
 
 
 def norm(name: str) -> str:
@@ -131,13 +131,20 @@ def test_dockerfile_agrees_with_the_leaderboard_lock():
     assert major_minor(docker_arg("PYTHON_VERSION")) == lock_python("leaderboard")
     # the CUDA base image is the toolkit release the lock's CUDA wheels come from
     assert major_minor(docker_arg("CUDA_VERSION")) == major_minor(lb["cuda-toolkit"])
+    # both stages build on BASE_IMAGE, whose default is the runner's CUDA devel image (ci/check-container.sh
+    # passes a stand-in); uv comes from UV_IMAGE, by default the uv release of UV_VERSION
+    assert docker_arg("BASE_IMAGE") == "nvidia/cuda:${CUDA_VERSION}-devel-ubuntu${UBUNTU_VERSION}"
+    assert docker_arg("UV_IMAGE").endswith("/uv:${UV_VERSION}")
     bases = re.findall(r"^FROM (\S+)", text, flags=re.M)
-    cuda_bases = [b for b in bases if b.startswith("nvidia/cuda:")]
-    assert cuda_bases and all(b.startswith("nvidia/cuda:${CUDA_VERSION}-") for b in cuda_bases), bases
+    assert bases == ["${UV_IMAGE}", "${BASE_IMAGE}", "${BASE_IMAGE}"], bases
     assert all("latest" not in b for b in bases), bases
-    assert "-r /tmp/locks/leaderboard.txt -r /tmp/locks/tools.txt" in text
-    assert "COPY locks/leaderboard.txt locks/tools.txt" in text
-    for line in re.findall(r"^RUN .*(?:\\\n.*)*", text, flags=re.M):
+    # without stand-in arguments, the build installs exactly the leaderboard lock and the tools lock
+    for stand_in in ("STANDIN_LOCKS", "STANDIN_PYTHON"):
+        assert re.search(rf"^ARG {stand_in}=$", text, flags=re.M), stand_in
+    assert 'if [ -z "${STANDIN_LOCKS}" ]; then set -- -r /tmp/locks/leaderboard.txt -r /tmp/locks/tools.txt;' in text
+    assert 'uv python install "${PYTHON_VERSION}"' in text
+    assert 'ARG COMPILERS="g++-13 gcc-13"' in text  # as on the runner (LEADERBOARD.md section 9)
+    for line in re.findall(r"^RUN (?:.*\\\n)*.*", text, flags=re.M):  # with its continuation lines
         if "pip install" in line:
             assert "--require-hashes" in line and "--no-deps" in line, line
             assert not re.search(r"\b[A-Za-z0-9_.-]+==\d", line), f"a version pinned outside the locks: {line}"
@@ -152,6 +159,23 @@ def test_dockerfile_is_multistage_non_root_and_runs_nox():
     ignore = (REPO / ".dockerignore").read_text().split()
     for path in (".git", ".nox", ".venv", "dist", "results", "**/__pycache__"):
         assert path in ignore, path
+
+
+def test_the_image_user_owns_the_repository_directory():
+    """The image's user must be able to create files at the repository's root (dist/ from `nox -s package`,
+    results/, .nox): WORKDIR alone creates the directory owned by root. The directory must be created for
+    the final USER, in the final stage, before WORKDIR names it (ci/check-container.sh runs it too)."""
+    final = dockerfile().split("\nFROM ")[-1]
+    user = re.findall(r"^USER (\S+)", final, flags=re.M)[-1].split(":")[0]
+    workdir = re.search(r"^WORKDIR (\S+)", final, flags=re.M)
+    assert workdir, "the final stage has no WORKDIR"
+    before = final[:workdir.start()]
+    runs = " ".join(re.findall(r"^RUN (?:.*\\\n)*.*", before, flags=re.M))
+    repo = re.escape(workdir.group(1))
+    owned = re.search(rf"install -d -o {user} -g {user} {repo}\b", runs) or re.search(
+        rf"mkdir -p {repo}\b.*chown (-R )?{user}(:{user})? {repo}\b", runs)
+    assert owned, f"{workdir.group(1)} is not created owned by uid {user} before WORKDIR: the user cannot write dist/"
+    assert re.search(rf"^COPY --chown={user}:{user} \. \.", final, flags=re.M)
 
 
 @pytest.mark.skipif(shutil.which("hadolint") is None,

@@ -41,6 +41,7 @@ FAKE_CLI = textwrap.dedent("""\
     sys.exit(int(os.environ.get("FAKE_POPCORN_RC", "0")))
 """)
 
+GEMV_OPEN, GEMV_CLOSED = "2025-11-29 06:59", "2025-11-29 07:00"  # its deadline: 2025-11-29 6:59 UTC
 GEMV_BENCH = ["k: 16384; l: 1; m: 7168; seed: 1111", "k: 7168; l: 8; m: 4096; seed: 1111",
               "k: 2048; l: 4; m: 7168; seed: 1111"]
 
@@ -151,7 +152,8 @@ def fake_env(tmp_path):
     home.mkdir()
     (home / ".popcorn.yaml").write_text("cli_id: test-cli-id-123\n")
     env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "HOME": str(home),
-           "POPCORN_API_URL": "http://127.0.0.1:9", "FAKE_POPCORN_LOG": str(tmp_path / "argv.json")}
+           "POPCORN_API_URL": "http://127.0.0.1:9", "FAKE_POPCORN_LOG": str(tmp_path / "argv.json"),
+           "NVFP4_NOW": GEMV_OPEN}  # a fixed clock: the gemv leaderboard still open (harness/deadlines.py)
     return env
 
 
@@ -227,3 +229,40 @@ def test_the_popcorn_name_is_accepted_too(tmp_path, fake_env):
     res = submit(tmp_path, fake_env, "gemv", "--mode", "benchmark", output=full_json_output())
     assert res.returncode == 0, res.stderr
     assert json.loads((tmp_path / "res.json").read_text())["impls"]["submission"]["cases"][0]["stats"]["runs"] == 200
+
+
+# ----- the deadlines (docs/spec/upstream/nvidia.yaml), with a fixed clock -------------------------
+
+
+def test_past_the_deadline_it_refuses_in_one_line_and_sends_nothing(tmp_path, fake_env):
+    res = submit(tmp_path, {**fake_env, "NVFP4_NOW": GEMV_CLOSED}, "gemv", "--mode", "test", output=reports_output())
+    assert res.returncode == sm.EXIT_CLOSED
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1, res.stderr
+    assert lines[0].startswith("submit: the nvfp4_gemv leaderboard closed on 2025-11-29 06:59 UTC and refuses")
+    assert "nox -s bench -- gemv --runner modal" in lines[0]
+    assert not (tmp_path / "argv.json").exists() and not (tmp_path / "sub.py").exists()  # nothing packaged or sent
+
+
+def test_force_still_sends_past_the_deadline(tmp_path, fake_env):
+    res = submit(tmp_path, {**fake_env, "NVFP4_NOW": GEMV_CLOSED}, "gemv", "--mode", "test", "--force",
+                 output=reports_output())
+    assert res.returncode == 0, res.stderr
+    assert json.loads((tmp_path / "argv.json").read_text())[:3] == ["submit", "--leaderboard", "nvfp4_gemv"]
+
+
+def test_each_leaderboard_has_its_upstream_deadline():
+    import datetime as dt
+
+    from harness import deadlines as dl
+
+    utc = lambda s: dt.datetime.strptime(s, "%Y-%m-%d %H:%M").replace(tzinfo=dt.UTC)  # noqa: E731
+    found = dl.deadlines()
+    assert found["nvfp4_gemv"] == utc("2025-11-29 06:59") and found["nvfp4_group_gemm"] == utc("2026-02-21 07:30")
+    assert found["nvfp4_dual_gemm"] == found["modal_nvfp4_dual_gemm"] == utc("2026-01-20 07:59")
+    for problem in ("gemv", "gemm", "dual_gemm", "group_gemm"):  # every manifest's leaderboard is known
+        assert dl.manifest_leaderboard(problem) in found, problem
+    assert dl.closed_message("gemm", now=utc("2025-12-21 07:59")) is None
+    assert "closed on 2025-12-21 07:59 UTC" in dl.closed_message("gemm", now=utc("2025-12-21 08:00"))
+    assert dl.closed_message("dual_gemm", "modal_nvfp4_dual_gemm", now=utc("2026-01-19 00:00")) is None
+    assert dl.closed_message("group_gemm", now=utc("2026-02-21 07:31")).startswith("the nvfp4_group_gemm leaderboard")

@@ -1,0 +1,179 @@
+"""The command line of `--runner modal` (what noxfile.py calls for bench, b200 and test).
+
+    python -m harness.runner COMMAND [the session's arguments] [--runner modal] [--gpu B200|H200|H100]
+                             [--timeout S] [--max-gpus N] [--dry-run]
+
+Steps: the plan (printed before anything starts; --dry-run adds the image spec and stops there, having
+sent nothing), the prerequisites (modal installed, a token), the working tree packed, the jobs mapped
+over Modal containers with one progress line per job as it finishes, the results merged into results/
+as a local run writes them. Exit status: 0; the first failed job's (124 for a timeout); 112 when a check
+failed; 2 for bad arguments; 3 for a missing prerequisite.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+from harness.runner import bundle, image, merge
+from harness.runner.errors import EXIT_FAILED, EXIT_TIMEOUT, RunnerError
+from harness.runner.plan import GPUS, REPO, Plan, describe, make_plan, manifest
+
+EXIT_CHECK = 112
+DEFAULT_TIMEOUT_S = 1200
+DEFAULT_MAX_GPUS = 4
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m harness.runner", allow_abbrev=False,
+                                description="run nox -s bench|b200|test on Modal GPUs")
+    p.add_argument("command", choices=("bench", "b200", "test"))
+    p.add_argument("--runner", choices=("modal",), default="modal")
+    p.add_argument("--gpu", default="B200", help=f"one of {', '.join(GPUS)} (default B200)")
+    p.add_argument("--timeout", type=int, default=DEFAULT_TIMEOUT_S, help="seconds per job (default %(default)s)")
+    p.add_argument("--max-gpus", type=int, default=DEFAULT_MAX_GPUS,
+                   help="at most this many containers (GPUs) at once (default %(default)s)")
+    p.add_argument("--dry-run", action="store_true", help="print the plan and the image spec; send nothing")
+    return p
+
+
+def parse(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
+    """The runner's options; everything else is the session's (evaluator, b200 or pytest arguments)."""
+    return build_parser().parse_known_args(argv)
+
+
+def job_inputs(plan: Plan, prov: bundle.Provenance) -> list[dict]:
+    return [{"index": i, "name": job.name, "argv": list(job.argv), "timeout_s": plan.timeout_s,
+             "commit": prov.commit + ("+dirty" if prov.dirty else "") if prov.commit else None}
+            for i, job in enumerate(plan.jobs)]
+
+
+def progress_line(plan: Plan, done: int, r: dict) -> str:
+    """`[2/5] b200 gemm: ok (312 s on NVIDIA B200)`, or FAILED/TIMEOUT with the exit status and last line."""
+    where = f"({r.get('seconds') or 0:.0f} s on {(r.get('device') or {}).get('gpu') or 'no GPU'})"
+    if r["rc"] == 0 or (plan.command == "test" and r["rc"] == 5):  # 5: no test of this file for this GPU
+        status = f"ok {where}"
+    elif r.get("timed_out"):
+        status = f"TIMEOUT, exit {r['rc']} {where}"
+    else:
+        status = f"FAILED, exit {r['rc']} {where}: {merge.last_line(r.get('tail', ''))}"
+    return f"[{done}/{len(plan.jobs)}] {plan.jobs[r['index']].name}: {status}"
+
+
+def collect(plan: Plan, outcomes, out=None) -> tuple[list[dict], list[str]]:
+    """The job results from an iterable of results or exceptions; one progress line per job."""
+    out = out or sys.stderr
+    results, errors = [], []
+    for outcome in outcomes:
+        if isinstance(outcome, BaseException):
+            from harness.runner.modal_backend import explain
+
+            line = str(explain(outcome, plan))
+            errors.append(line)
+            print(f"[{len(results) + len(errors)}/{len(plan.jobs)}] a job: {line}", file=out, flush=True)
+            continue
+        results.append(outcome)
+        print(progress_line(plan, len(results) + len(errors), outcome), file=out, flush=True)
+    return results, errors
+
+
+def sol_b200(plan: Plan, rest: list[str]) -> list | None:
+    """The manifest's B200 speed of light per job, when the jobs are the manifest's benchmark cases."""
+    if plan.command != "bench" or "--case" in rest or any(a.startswith("--case=") for a in rest):
+        return None
+    spec = manifest(plan.problem)
+    return spec.get("speed_of_light_b200_us") if len(spec["benchmarks"]) == len(plan.jobs) else None
+
+
+def merged_document(plan: Plan, results: list[dict], prov: bundle.Provenance, rest: list[str]) -> tuple[dict, Path]:
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+    if plan.command == "bench":
+        doc = merge.merge_bench(plan, results, prov, sol_b200(plan, rest))
+        return doc, REPO / "results" / f"{plan.problem}-{stamp}.json"
+    if plan.command == "b200":
+        return merge.merge_b200(plan, results, prov), REPO / "results" / f"b200-{stamp}.json"
+    return merge.merge_tests(plan, results, prov), REPO / "results" / f"test-{plan.gpu}-{stamp}.json"
+
+
+def summary(plan: Plan, doc: dict) -> list[str]:
+    """A few lines of what came back (the full tables are in each job's output and the JSON)."""
+    if plan.command == "bench":
+        lines = []
+        for name, r in doc.get("impls", {}).items():
+            for c in r["cases"]:
+                mean = (c.get("stats") or {}).get("mean")
+                case = "; ".join(f"{k}: {v}" for k, v in (c.get("case") or {}).items())
+                lines.append(f"{name:16} {case:44} {c['status']:5} " + (f"{mean / 1e3:10.2f} us" if mean else ""))
+            score = f"geomean {r['score_s'] * 1e6:.2f} us" if r.get("score_s") else "no score"
+            lines.append(f"{name}: {r['check']} ({score})" + (f"; {r['error']}" if r["error"] else ""))
+        return lines
+    if plan.command == "b200":
+        return [f"{p:10} {v['verdict']}" + (f"  failed: {v['failed_steps']}" if v.get("failed_steps") else "")
+                for p, v in doc["verdicts"].items()]
+    return [f"{f['file']:36} exit {f['rc']}  {f['summary']}" for f in doc["files"]]
+
+
+def exit_status(plan: Plan, results: list[dict], errors: list[str], doc: dict) -> int:
+    by_index = {r["index"]: r for r in results}
+    for i in range(len(plan.jobs)):
+        r = by_index.get(i)
+        if r is None:
+            continue
+        if r.get("timed_out"):
+            return EXIT_TIMEOUT
+        ok = (0, 5) if plan.command == "test" else (0, EXIT_CHECK) if plan.command == "bench" else (0, 1)
+        if r["rc"] not in ok:
+            return r["rc"]
+    if errors or len(results) < len(plan.jobs):
+        return EXIT_FAILED
+    if plan.command == "bench":
+        return 0 if all(r["check"] == "pass" for r in doc["impls"].values()) else EXIT_CHECK
+    if plan.command == "b200":
+        return 0 if all(v["verdict"] != "fail" for v in doc["verdicts"].values()) else EXIT_FAILED
+    return 0 if doc["passed"] else EXIT_FAILED
+
+
+def main(argv: list[str] | None = None, run_jobs=None) -> int:
+    """run_jobs(plan, spec, bundle_file, jobs) -> iterable of results/exceptions; default: Modal's map."""
+    args, rest = parse(sys.argv[1:] if argv is None else argv)
+    try:
+        plan = make_plan(args.command, rest, args.gpu, args.timeout, args.max_gpus)
+        spec = image.image_spec()
+        print(describe(plan), flush=True)
+        if args.dry_run:
+            print(image.describe(spec))
+            print("dry run: nothing sent")
+            return 0
+        if run_jobs is None:
+            from harness.runner import modal_backend
+
+            modal_backend.require_modal()
+            modal_backend.require_token()
+            run_jobs = modal_backend.run
+        prov = bundle.provenance(REPO)
+        packed = bundle.pack(REPO)
+        edits = f" + uncommitted changes (diff {prov.diff_sha256[:12]})" if prov.dirty else ""
+        print(f"sending the working tree: {len(bundle.tree_files(REPO))} files, {len(packed) / 1e6:.1f} MB, "
+              f"commit {prov.commit}{edits}", file=sys.stderr, flush=True)
+        with tempfile.TemporaryDirectory(prefix="nvfp4-bundle-") as tmp:
+            bundle_file = Path(tmp) / "tree.tar.gz"
+            bundle_file.write_bytes(packed)
+            results, errors = collect(plan, run_jobs(plan, spec, bundle_file, job_inputs(plan, prov)))
+    except RunnerError as e:
+        print(f"runner: {e}", file=sys.stderr)
+        return e.status
+    doc, path = merged_document(plan, results, prov, rest)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(doc, indent=1, default=str) + "\n")
+    print("\n".join(summary(plan, doc)))
+    for job in doc["remote"]["jobs"]:
+        if job.get("rc") not in (0, None) and not (plan.command == "test" and job["rc"] == 5):
+            print(f"runner: {job['name']}: remote exit {job['rc']}: {job.get('error')}", file=sys.stderr)
+    status = exit_status(plan, results, errors, doc)
+    print(f"results written to {path.relative_to(REPO)} ({len(results)}/{len(plan.jobs)} jobs came back)",
+          file=sys.stderr)
+    return status
