@@ -44,8 +44,10 @@ class PredecodeCache:
     input tensors it was built from, so that no other tensor can be allocated at those addresses while
     the entry lives (a stale hit would be a wrong answer). A lookup that misses decodes inline, timed."""
 
-    def __init__(self, build, capacity: int = 56):  # >= the 50 inputs of one gemm / dual sample
-        self.build, self.capacity, self.entries = build, capacity, OrderedDict()
+    def __init__(self, build, capacity: int = 56, outputs=lambda data: [data[-1]]):
+        # capacity >= the 50 inputs of one gemm / dual sample; outputs(data): the tensors the impl
+        # writes, left out of the key (each call bumps their version counters)
+        self.build, self.capacity, self.outputs, self.entries = build, capacity, outputs, OrderedDict()
 
     @staticmethod
     def tensors(data) -> list[torch.Tensor]:
@@ -56,7 +58,8 @@ class PredecodeCache:
         return []
 
     def key(self, data) -> tuple:
-        return tuple((t.data_ptr(), tuple(t.shape), t._version) for t in self.tensors(data))
+        written = {id(t) for t in self.outputs(data)}
+        return tuple((t.data_ptr(), tuple(t.shape), t._version) for t in self.tensors(data) if id(t) not in written)
 
     def prepare(self, data) -> None:
         k = self.key(data)

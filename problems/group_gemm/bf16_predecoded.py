@@ -37,7 +37,7 @@ def _build(data):
     return ("grouped", torch.cat(padded), torch.stack(b_list).transpose(1, 2), ends.to(torch.int32), starts)
 
 
-_cache = PredecodeCache(_build)
+_cache = PredecodeCache(_build, outputs=lambda data: [c for _, _, c in data[0]])
 prepare = _cache.prepare
 
 
