@@ -355,9 +355,10 @@ CUTE_KERNEL = """\
 def test_cute_dsl_compiles_from_a_packaged_file(tmp_path, arch):
     pytest.importorskip("cutlass.cute", reason="nvidia-cutlass-dsl is not installed")
     helpers = (REPO / "shared" / "cute" / "host.py").read_text()
-    files = {SUB: CUTE_KERNEL, "shared/cute_helpers.py": helpers, "shared/cute/__init__.py": "",
-             **{f"shared/cute/{m}.py": (REPO / "shared" / "cute" / f"{m}.py").read_text()
-                for m in ("sm90_config", "launch_queue", "launch_queue_default")}}
+    # the kit host.py imports (inside functions too), as the repository has it
+    kit = {f.relative_to(REPO).as_posix(): f.read_text() for f in (REPO / "shared").rglob("*.py")
+           if f.name != "__init__.py" or f.parent.name == "cute"}
+    files = {SUB: CUTE_KERNEL, "shared/cute_helpers.py": helpers, **kit}
     text = pk.package("demo", repo=make_repo(tmp_path / "repo", files), lock=tmp_path / "none.txt").text
     d = tmp_path / "run"
     d.mkdir()

@@ -49,8 +49,7 @@ import cutlass.cute as cute
 
 from problems.dual_gemm.config import DualGemmSm100Config, choose_sm100
 from shared.cute import launch_queue
-from shared.cute import sm100_blockscaled as bs
-from shared.cute.host import CompileCache
+from shared.cute.host import CompileCache, compile_sm100, launch_sm100, prepare_sm100
 from shared.cute.sm100_gemm import Sm100BlockScaledGemm
 
 LOG2_E = math.log2(math.e)
@@ -108,16 +107,16 @@ def compile_for(m: int, n: int, k: int, l: int = 1, arch: str = "sm_100a",
     Raises ValueError for shapes the kernel cannot take.
     """
     config = config or choose_sm100(m, n, k, l)
-    return bs.compile_kernel(_COMPILED, NvFp4DualGemmSm100, config, 2, (m, n, k, l), arch, options)
+    return compile_sm100(_COMPILED, NvFp4DualGemmSm100, config, 2, (m, n, k, l), arch, options)
 
 
 def prepare(data, config: DualGemmSm100Config):
     """The tuple (a, b1, b2, sfa, sfb1, sfb2, sfa_p, sfb1_p, sfb2_p, c) checked and bound to the sm100
     kernel of `config` (problems/dual_gemm/config.py choose_sm100); calling the result launches (c
     written in place)."""
-    return bs.prepare(data, 2, config, compile_for)
+    return prepare_sm100(data, 2, config, compile_for)
 
 
 def run(data, config: DualGemmSm100Config):
     """Leaderboard entry on sm100: data = (a, b1, b2, sfa, sfb1, sfb2, sfa_p, sfb1_p, sfb2_p, c) -> c."""
-    return bs.launch(data, 2, config, compile_for)
+    return launch_sm100(data, 2, config, compile_for)

@@ -45,8 +45,7 @@ import cutlass.cute as cute
 
 from problems.gemm.config import GemmSm100Config, choose_sm100
 from shared.cute import launch_queue
-from shared.cute import sm100_blockscaled as bs
-from shared.cute.host import CompileCache
+from shared.cute.host import CompileCache, compile_sm100, launch_sm100, prepare_sm100
 from shared.cute.sm100_gemm import Sm100BlockScaledGemm
 
 
@@ -88,15 +87,15 @@ def compile_for(m: int, n: int, k: int, l: int = 1, arch: str = "sm_100a",
     Raises ValueError for shapes the kernel cannot take.
     """
     config = config or choose_sm100(m, n, k, l)
-    return bs.compile_kernel(_COMPILED, NvFp4GemmSm100, config, 1, (m, n, k, l), arch, options)
+    return compile_sm100(_COMPILED, NvFp4GemmSm100, config, 1, (m, n, k, l), arch, options)
 
 
 def prepare(data, config: GemmSm100Config):
     """The tuple (a, b, sfa, sfb, sfa_p, sfb_p, c) checked and bound to the sm100 kernel of `config`
     (problems/gemm/config.py choose_sm100); calling the result launches (c written in place)."""
-    return bs.prepare(data, 1, config, compile_for)
+    return prepare_sm100(data, 1, config, compile_for)
 
 
 def run(data, config: GemmSm100Config):
     """Leaderboard entry on sm100: data = (a, b, sfa, sfb, sfa_permuted, sfb_permuted, c) -> c."""
-    return bs.launch(data, 1, config, compile_for)
+    return launch_sm100(data, 1, config, compile_for)
