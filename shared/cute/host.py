@@ -1,10 +1,14 @@
-"""Host-side glue between torch tensors and compiled CuTe DSL kernels.
+"""The host layer: everything between torch tensors and compiled CuTe DSL kernels, for both
+architectures.
 
-Kernels are compiled once per static key against null pointers (the compile needs no GPU, so CI can
-compile for sm_90a and sm_100a), cached at module level, and called with the real tensors' data
-pointers wrapped as CuTe pointers. A submission validates a call's tensors once per tensor_key and
-keeps a PreparedLaunch for it (PreparedCalls), so that a repeat costs little more than the launch: the
-cheapest repeat, the same tuple object again, reads two attributes per kernel tensor (tensor_state).
+- Compile once per static key against null pointers (no GPU needed, so CI compiles for sm_90a and
+  sm_100a), cached at module level (CompileCache, compile_sm90, compile_sm100).
+- Check the operands (check_operand, check_kmajor, check_scales, check_cuda, check_group): a
+  TypeError / ValueError naming the tensor, what was expected and what came.
+- Bind the compiled function to the tensors once (prepare_sm90, prepare_sm100, PreparedLaunch: the
+  arguments marshalled once, then one C call per launch on torch's current queue, launch_queue.py).
+- Find a repeat call's launch cheaply (PreparedCalls, Remembered, identity_key, tensor_key), which
+  shared/dispatch.py uses for every submission.
 """
 
 from __future__ import annotations
