@@ -48,7 +48,7 @@ def main(argv=None) -> int:
             cells = {}
             for r in args.rotate:
                 cells[r], busy = T.host_us_per_call([parts[part] for parts in parts_per_input[:r]], n=args.calls)
-            idle = idle_us_per_call(parts_per_input[0][part], n=args.calls)
+            idle = T.host_idle_us([parts_per_input[0][part]], n=args.calls)
             rows.append({"case": case, "part": part, "us": cells, "idle_us": idle})
             print(f"{case:<26}{part:<34}" + "".join(f"{cells[r]:>9.2f}" for r in args.rotate) + f"{idle:>9.2f}",
                   flush=True)
@@ -89,18 +89,6 @@ def scales() -> dict:
             "driver: empty kernel launch": lambda: driver.cuLaunchKernel(fn, 1, 1, 1, 32, 1, 1, 0, 0, 0, 0)}
 
 
-def idle_us_per_call(call, n: int) -> float:
-    """Median host us of one call made with the GPU idle (a synchronize before each)."""
-    import time
-
-    times = []
-    for _ in range(n):
-        torch.cuda.synchronize()
-        t = time.perf_counter_ns()
-        call()
-        times.append(time.perf_counter_ns() - t)
-    torch.cuda.synchronize()
-    return sorted(times)[n // 2] / 1e3
 
 
 def parts_of(name: str, case: dict, seed: int) -> dict:

@@ -11,24 +11,18 @@ import torch
 
 from shared.cute import launch_queue
 from tests.test_host_path import PROBLEMS, _matches, _outputs, _problem_and_submission
+from tests.test_reference import tensors_of
 
 SLEEP_CYCLES = 50_000_000  # ~25 ms on an H100: the side queue is busy long after the host returns
 
 
-def _tensors(data):
-    """Every tensor of a call argument, in order (flat tuples and group_gemm's lists alike)."""
-    if isinstance(data, torch.Tensor):
-        return [data]
-    if isinstance(data, tuple | list):
-        return [t for x in data for t in _tensors(x)]
-    return []
 
 
 def _copy_inputs(problem, dst, src):
     """New input values into the same tensors (a graph replays on fixed addresses); the outputs are
     left alone (src's hold whatever its generator or a reference call put there)."""
     outputs = {id(c) for c in _outputs(problem, dst)}
-    for d, s in zip(_tensors(dst), _tensors(src)):
+    for d, s in zip(tensors_of(dst), tensors_of(src)):
         if id(d) not in outputs:
             d.copy_(s)
 
