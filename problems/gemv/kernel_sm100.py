@@ -59,6 +59,7 @@ from shared.cute.ptx import (
 class GemvSm100(GemvSm90):
     """The Hopper kernel's schedule with the sm_100a decode: E2M1 -> f16x2 in hardware, hfma2."""
 
+    arch = "sm_100a"  # the compile target
     VEC_PLANES = 4  # the decoded vector: f16, 4 planes of 16 bytes (8 values) per chunk of A
     SFB_FACTOR = 1.0  # f16 operands carry the true E2M1 values
 

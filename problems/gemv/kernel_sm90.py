@@ -76,6 +76,8 @@ from shared.devices import H100_SM_COUNT
 class GemvSm90:
     """One compiled GEMV for a static (M, K, L, config, grid)."""
 
+    arch = "sm_90a"  # the compile target
+
     def __init__(self, cfg: GemvConfig, m: int, k: int, l: int, sms: int = H100_SM_COUNT, b_rows: int = 128):
         ok, why = self.can_implement(cfg, m, k, l)
         if not ok:
@@ -406,7 +408,7 @@ def compile_gemv(kernel_cls, cfg: GemvConfig, m: int, k: int, l: int, sms: int, 
     not take the shape (can_implement)."""
 
     def build():
-        arch = "sm_100a" if kernel_cls.__name__.endswith("Sm100") else "sm_90a"
+        arch = kernel_cls.arch
         u8 = null_ptr(cutlass.Uint8)
         with compile_arch(arch):
             return cute.compile(kernel_cls(cfg, m, k, l, sms=sms, b_rows=b_rows), u8, u8, u8, u8,

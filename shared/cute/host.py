@@ -288,6 +288,11 @@ def _executor(fn):
     return hit[1]
 
 
+def device_index(device: torch.device) -> int:
+    """The CUDA device's index ("cuda" without one: the current device)."""
+    return device.index if device.index is not None else torch.cuda.current_device()
+
+
 def with_queue(args: list, raw) -> list:
     """A compiled call's arguments with the queue argument for `raw` (launch_queue.current) last. A
     leaderboard bundle's queue is a compile-time constant, not an argument: nothing is added (a None
@@ -298,8 +303,7 @@ def with_queue(args: list, raw) -> list:
 
 def call_on_current_queue(fn: Callable, args: list, device: torch.device) -> None:
     """A plain (checked) call of a compiled function on torch's current queue of `device`."""
-    index = device.index if device.index is not None else torch.cuda.current_device()
-    fn(*with_queue(args, launch_queue.current(index)))
+    fn(*with_queue(args, launch_queue.current(device_index(device))))
 
 
 class PreparedLaunch:
@@ -314,7 +318,7 @@ class PreparedLaunch:
         # `hold`: what the arguments point into and nothing else keeps alive (the grouped GEMM's
         # device-side table of group pointers and its TMA descriptor workspace).
         self._fn, self._args, self._hold = fn, args, hold
-        self._device = device.index if device.index is not None else torch.cuda.current_device()
+        self._device = device_index(device)
         self._bound: dict = {}  # raw queue handle -> (entry, packed, status, keep)
 
     def __call__(self) -> None:
@@ -335,7 +339,7 @@ class PreparedLaunch:
 
 def sm_count(device: torch.device) -> int:
     """The device's SM count (a persistent grid's size, the choosers' input), asked once per device."""
-    index = device.index if device.index is not None else torch.cuda.current_device()
+    index = device_index(device)
     count = _SM_COUNTS.get(index)
     if count is None:
         count = _SM_COUNTS[index] = torch.cuda.get_device_properties(index).multi_processor_count
