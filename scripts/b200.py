@@ -11,7 +11,14 @@ On a machine with a B200 (compute capability 10.0) it runs, in order, and writes
      into a scratch directory (never into this repository) with our packaged submission, benchmark mode
      (scripts/official_eval.py's setup, their ref_kernel kept);
   4. each benchmark case's mean against the expected B200 time of `expected_us` (the model in the
-     kernels' docstrings): verdict `ok` (<= 1.25x expected), `slow`, or `fail` (a test or check failed).
+     kernels' docstrings): verdict `ok` (<= 1.25x expected), `slow`, or `fail` (a test or check failed);
+  5. the variants stage (`--variants run`, the default; `skip`, `only`): per problem, every registered sm100
+     variant (config.py SM100_VARIANTS) forced through the gate (shared/sm100_gates.FORCE_ENV in the
+     evaluator's environment) on the benchmark cases it applies to: the evaluator in test mode with the
+     stress data, then in leaderboard mode (leaderboard data, poisoned outputs and guards, then the timed
+     loop that rechecks every sample). Per case each variant's verdict and mean, and the chosen one (correct
+     and fastest), go into the gates table results/b200/gates.json (`write_gates`, which refuses anything
+     but a compute capability 10.0 device); `nox -s package` bakes that table into the bundles.
 Where no B200 is present it says so, writes nothing and exits 0.
 
 The expected times are an estimate, not a measurement (no B200 was available where they were written):
@@ -168,6 +175,12 @@ def b200_present() -> tuple[bool, str]:
     return True, name
 
 
+def device_sm_count() -> int:
+    import torch
+
+    return torch.cuda.get_device_properties(0).multi_processor_count
+
+
 def run(cmd: list[str], cwd: Path = ROOT, env: dict | None = None, timeout: int = 1800) -> dict:
     print("+", " ".join(cmd), f"(in {cwd})" if cwd != ROOT else "", flush=True)
     try:
@@ -221,6 +234,135 @@ def verdicts(report: dict) -> dict:
     return out
 
 
+# ------------------------------------------------------------------------------------ variants and gates
+GATES_PATH = ROOT / "results" / "b200" / "gates.json"
+
+
+def variant_registry(problem: str) -> dict:
+    import importlib
+
+    return importlib.import_module(f"problems.{problem}.config").SM100_VARIANTS
+
+
+def case_line(case: dict) -> str:
+    from harness.problem import describe_case
+
+    return describe_case(case)
+
+
+def applicable(problem: str, variant, case: dict, sm_count: int = SMS) -> bool:
+    from shared.sm100_variants import CONSERVATIVE, case_shape, chooser_args
+
+    if variant.name == CONSERVATIVE:
+        return True
+    return variant.choose(*chooser_args(problem, case_shape(problem, case), sm_count)) is not None
+
+
+def variant_runs(problem: str, work: Path, sm_count: int) -> dict:
+    """Every registered variant forced through the gate on the benchmark cases it applies to: stress data
+    (test mode), then leaderboard mode. Returns {"cases": [...], "steps": {variant: {...}}} in the gates
+    table's per-case form (`verdicts_of`)."""
+    import os
+
+    from shared.sm100_gates import FORCE_ENV
+
+    cases = benchmark_cases(problem)
+    steps = {}
+    for name, variant in variant_registry(problem).items():
+        which = [c for c in cases if applicable(problem, variant, c, sm_count)]
+        if not which:
+            steps[name] = {"applies": []}
+            continue
+        env = {**os.environ, FORCE_ENV: name}
+        lines = [a for c in which for a in ("--case", case_line(c))]
+        steps[name] = {"applies": [case_line(c) for c in which]}
+        for mode, data in (("test", "stress"), ("leaderboard", "leaderboard")):
+            out = work / f"{problem}-{name}-{data}.json"
+            step = run([sys.executable, "-m", "harness.eval", problem, "--mode", mode, "--data", data, "--json",
+                        str(out), *lines], env=env)
+            step["json"] = json.loads(out.read_text()) if out.exists() else None
+            steps[name]["stress" if data == "stress" else "leaderboard"] = step
+    return {"cases": verdicts_of(problem, cases, steps), "steps": steps}
+
+
+def _case_results(step: dict | None) -> dict:
+    """{case line: evaluator case result} of one evaluator step."""
+    doc = (step or {}).get("json") or {}
+    impl = next(iter((doc.get("impls") or {}).values()), {})
+    return {case_line(c["case"]): c for c in impl.get("cases", []) if c.get("case")}, impl.get("error")
+
+
+def verdicts_of(problem: str, cases: list[dict], steps: dict) -> list[dict]:
+    """Per benchmark case: each variant's verdict (correct, or the failure) and mean us, and the chosen one:
+    the fastest correct variant, conservative on ties and where none is correct."""
+    from shared.sm100_variants import CONSERVATIVE, case_key, case_shape
+
+    out = []
+    for case in cases:
+        line = case_line(case)
+        variants = {}
+        for name, step in steps.items():
+            if line not in step.get("applies", []):
+                variants[name] = {"correct": None, "failure": "not applicable to this shape", "mean_us": None}
+                continue
+            stress, stress_error = _case_results(step.get("stress"))
+            lb, lb_error = _case_results(step.get("leaderboard"))
+            s, r = stress.get(line), lb.get(line)
+            failure = None
+            if s is None or s.get("status") != "pass":
+                failure = f"stress data: {(s or {}).get('error') or stress_error or 'no result'}"
+            elif r is None or r.get("status") != "pass":
+                failure = f"leaderboard mode: {(r or {}).get('error') or lb_error or 'no result'}"
+            mean = ((r or {}).get("stats") or {}).get("mean")
+            variants[name] = {"correct": failure is None and mean is not None, "failure": failure,
+                              "mean_us": round(mean / 1e3, 4) if failure is None and mean else None}
+        correct = [(v["mean_us"], name != CONSERVATIVE, name) for name, v in variants.items() if v["correct"]]
+        chosen = min(correct)[2] if correct else CONSERVATIVE
+        out.append({"key": case_key(case_shape(problem, case)), "case": case, "chosen": chosen,
+                    "variants": variants})
+    return out
+
+
+def device_record() -> dict:
+    """The device and versions a table is measured with (harness.eval's environment record)."""
+    import torch
+
+    from harness.eval import environment
+
+    env = environment("cuda")
+    cap = list(torch.cuda.get_device_capability(0))
+    return {"device": env.get("device"), "capability": cap,
+            "sm_count": torch.cuda.get_device_properties(0).multi_processor_count,
+            "versions": {k: env.get(k) for k in ("python", "torch", "nvidia-cutlass-dsl", "cuda")},
+            "commit": env.get("commit"), "dirty": env.get("dirty")}
+
+
+class NotB200(Exception):
+    """A gates table may only come from a B200 (compute capability 10.0)."""
+
+
+def write_gates(problems: dict, record: dict, path: Path = GATES_PATH, date: str | None = None) -> dict:
+    """Write (or update, problem by problem) the gates table. `problems`: {problem: {"cases": [...]}} from
+    variant_runs; `record`: device_record() of the device that ran them. Refuses any device but a B200."""
+    from shared.sm100_variants import SCHEMA
+
+    if list(record.get("capability") or []) != [10, 0]:
+        raise NotB200(f"the gates table is written only from a B200 (compute capability 10.0); this run's device "
+                      f"is {record.get('device')!r} with capability {record.get('capability')!r}")
+    date = date or dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+    old = json.loads(path.read_text()) if path.is_file() else {}
+    if old.get("sm_count") not in (None, record["sm_count"]) or old.get("schema") not in (None, SCHEMA):
+        old = {}  # another device or schema: its cases are not comparable with these
+    table = {"schema": SCHEMA, **{k: record.get(k) for k in ("device", "capability", "sm_count", "versions",
+                                                              "commit", "dirty")}, "date": date,
+             "problems": dict(old.get("problems") or {})}
+    for problem, part in problems.items():
+        table["problems"][problem] = {"commit": record.get("commit"), "date": date, "cases": part["cases"]}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(table, indent=1, sort_keys=True, default=str) + "\n")
+    return table
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--reference-kernels", type=Path, help="a gpu-mode/reference-kernels checkout")
@@ -231,6 +373,9 @@ def main(argv=None) -> int:
     ap.add_argument("--problem", action="append", choices=PROBLEMS, help="only this problem (repeatable)")
     ap.add_argument("--tier", choices=("run", "skip", "only"), default="run",
                     help="the sm100 test tier: run it (default), skip it, or run only it (no evaluator steps)")
+    ap.add_argument("--variants", choices=("run", "skip", "only"), default="run",
+                    help="the variants stage and the gates table: run it (default), skip it, or run only it")
+    ap.add_argument("--gates", type=Path, default=GATES_PATH, help="the gates table to write")
     args = ap.parse_args(argv)
     if args.model:
         print(model_table())
@@ -259,6 +404,10 @@ def main(argv=None) -> int:
         work = Path(tmp)
         for problem in problems:
             steps = report["steps"][problem]
+            if args.variants != "skip":
+                report.setdefault("variants", {})[problem] = variant_runs(problem, work, device_sm_count())
+            if args.variants == "only":
+                continue
             if args.tier != "skip":
                 steps["sm100_tier"] = tier if problem != "gemv" else ready
                 steps["readiness"] = ready
@@ -266,6 +415,17 @@ def main(argv=None) -> int:
             steps["leaderboard"] = evaluator(problem, "leaderboard", "leaderboard", work / f"{problem}-lb.json")
             if args.reference_kernels:
                 steps["reference_eval"] = reference_eval(problem, args.reference_kernels.resolve(), work / "ref")
+    if args.variants != "skip":
+        report["gpu"] = device_record()
+        write_gates({p: {"cases": v["cases"]} for p, v in report["variants"].items()}, report["gpu"], args.gates)
+        for problem, v in report["variants"].items():
+            for c in v["cases"]:
+                print(f"{problem:9} {c['key']:40} gate: {c['chosen']}")
+        print(f"gates table: {args.gates}")
+    if args.variants == "only":
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(report, indent=1, default=str) + "\n")
+        return 0
     report["verdicts"] = verdicts(report)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(report, indent=1, default=str) + "\n")
