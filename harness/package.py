@@ -542,7 +542,7 @@ def gates_summary(problem: str, table: dict | None, source: str, runner_dsl_only
     lines = [f"# sm100 gates table: {source}, per benchmark case:"]
     for case in read_manifest(problem, repo).get("benchmarks") or []:
         shape = case_shape(problem, case)
-        name, why = chosen_variant(table, problem, shape, B200_SM_COUNT, variants, runner_dsl_only)
+        name, why = chosen_variant(baked_table(table), problem, shape, B200_SM_COUNT, variants, runner_dsl_only)
         lines.append(f"#   {case_key(shape)}: {name} ({why})")
     return lines
 

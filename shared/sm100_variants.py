@@ -79,7 +79,8 @@ def chosen_variant(table: dict | None, problem: str, shape, sm_count: int, varia
     results = entry.get("variants") or {}
     mine = results.get(name) or {}
     if mine.get("correct") is not True or mine.get("mean_us") is None:
-        return CONSERVATIVE, f"{name} was not found correct on the B200 ({mine.get('failure')})"
+        failure = f" ({mine['failure']})" if mine.get("failure") else ""
+        return CONSERVATIVE, f"{name} was not found correct on the B200{failure}"
     correct = [r["mean_us"] for r in results.values() if r.get("correct") is True and r.get("mean_us") is not None]
     if mine["mean_us"] > min(correct):
         return CONSERVATIVE, f"{name} is not the fastest correct variant in the table"
