@@ -21,11 +21,10 @@ On a machine with a B200 (compute capability 10.0) it runs, in order, and writes
      but a compute capability 10.0 device); `nox -s package` bakes that table into the bundles.
 Where no B200 is present it says so, writes nothing and exits 0.
 
-The expected times are an estimate, not a measurement (no B200 was available where they were written):
-    t = max(bytes / HBM, waves * k_steps * step) + FIXED
-with HBM = 8 TB/s, a dense block-scaled FP4 rate of 9 PFLOP/s over 148 SMs (60.8 TFLOP/s per SM), a
-128 x 64 MMA tile at 2/3 of it (A is re-read from shared memory for every 64-wide N), and FIXED = 1 us
-of launch, pipeline fill (the first stage's DRAM latency) and the last tile's epilogue.
+The expected times are a model, not a measurement (no B200 was available where they were written):
+scripts/b200_model.py (calibrated on the B200 figures a top entrant published, docs/b200-entries.yaml,
+and on the launch floor of results/launch-floor/*.json where one is committed); `--model` prints it per
+case, with the range the calibration's spread gives, for the conservative kernel and every variant.
 """
 
 from __future__ import annotations
@@ -42,78 +41,17 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # `python scripts/b200.py` as well as `python -m scripts.b200`
     sys.path.insert(0, str(ROOT))
+from scripts import b200_model as M  # noqa: E402
 from shared.devices import B200_SM_COUNT  # noqa: E402
 
 PROBLEMS = ("gemv", "gemm", "dual_gemm", "group_gemm")
-HBM_BYTES_PER_S = 8.0e12
-FP4_FLOPS = 9.0e15
 SMS = B200_SM_COUNT
-SM_FLOPS = FP4_FLOPS / SMS
-NARROW_EFFICIENCY = 2 / 3  # 128 x 64 MMAs: A (4 KB per 64 K) re-read for half the N of a 128-wide tile
-FIXED_US = 1.0
 SLOW_FACTOR = 1.25
 
 
-def operand_bytes(m: int, n: int, k: int, num_b: int = 1) -> dict:
-    """Bytes of one (batch of a) problem by operand: packed FP4 A and B, their E4M3 scales, fp16 C."""
-    return {"A": m * k // 2, "SFA": m * k // 16, "B": num_b * n * k // 2, "SFB": num_b * n * k // 16, "C": 2 * m * n}
-
-
-def gemm_like_estimate(m: int, n: int, k: int, l: int, num_b: int, tile_n: int) -> dict:
-    """The model for the sm100 GEMM (num_b = 1) and dual GEMM (num_b = 2) kernels."""
-    parts = {name: b * l for name, b in operand_bytes(m, n, k, num_b).items()}
-    bytes_ = sum(parts.values())
-    tiles = (m // 128) * (n // tile_n) * l
-    waves = math.ceil(tiles / SMS)
-    k_steps = k // 256
-    step_flops = 2 * 128 * tile_n * 256 * num_b
-    step_us = step_flops / (SM_FLOPS * (NARROW_EFFICIENCY if tile_n < 128 else 1.0)) * 1e6
-    dram_us = bytes_ / HBM_BYTES_PER_S * 1e6
-    mma_us = waves * k_steps * step_us
-    return {"bytes": bytes_, "parts": parts, "flops": 2 * m * n * k * l * num_b, "tile_n": tile_n, "tiles": tiles,
-            "waves": waves, "k_steps": k_steps, "step_us": step_us, "dram_us": dram_us, "mma_us": mma_us,
-            "expected_us": max(dram_us, mma_us) + FIXED_US}
-
-
-def gemv_estimate(m: int, k: int, l: int) -> dict:
-    """The sm100 GEMV streams A and SFA once (CUDA cores, hardware E2M1 conversion): DRAM-bound."""
-    bytes_ = (m * k // 2 + m * k // 16 + k // 2 + k // 16 + 2 * m) * l
-    dram_us = bytes_ / HBM_BYTES_PER_S * 1e6
-    return {"bytes": bytes_, "flops": 2 * m * k * l, "dram_us": dram_us, "expected_us": dram_us + FIXED_US / 2}
-
-
-def group_estimate(ms, ns, ks) -> dict:
-    """The sm100 grouped kernel (one persistent launch over every group's 128 x tile_n tiles): the bytes
-    of all groups against the busiest CTA's K steps (problems/group_gemm/schedule_sm100.py)."""
-    from problems.group_gemm.config import choose_sm100
-    from problems.group_gemm.schedule_sm100 import schedule
-
-    sizes = [(m, n, k, 1) for m, n, k in zip(ms, ns, ks)]
-    tile_n = choose_sm100(sizes, SMS).tile_n
-    parts = {name: sum(operand_bytes(m, n, k)[name] for m, n, k, _ in sizes) for name in ("A", "SFA", "B", "SFB", "C")}
-    bytes_ = sum(parts.values())
-    work = schedule(sizes, tile_n, SMS)
-    busiest = max((sum(sizes[g][2] // 256 for g, _, _ in tiles) for tiles in work), default=0)
-    step_us = 2 * 128 * tile_n * 256 / (SM_FLOPS * (NARROW_EFFICIENCY if tile_n < 128 else 1.0)) * 1e6
-    dram_us = bytes_ / HBM_BYTES_PER_S * 1e6
-    mma_us = busiest * step_us
-    tiles = sum(map(len, work))
-    return {"bytes": bytes_, "parts": parts, "flops": sum(2 * m * n * k for m, n, k, _ in sizes), "tile_n": tile_n,
-            "tiles": tiles, "waves": math.ceil(tiles / SMS), "k_steps": busiest, "step_us": step_us,
-            "dram_us": dram_us, "mma_us": mma_us, "expected_us": max(dram_us, mma_us) + FIXED_US}
-
-
 def expected_us(problem: str, case: dict) -> dict:
-    if problem == "gemv":
-        return gemv_estimate(case["m"], case["k"], case["l"])
-    if problem == "group_gemm":
-        return group_estimate(case["m"], case["n"], case["k"])
-    m, n, k, l = (case[x] for x in ("m", "n", "k", "l"))
-    if problem == "gemm":
-        from problems.gemm.config import choose_sm100
-    else:
-        from problems.dual_gemm.config import choose_sm100
-    return gemm_like_estimate(m, n, k, l, 1 if problem == "gemm" else 2, choose_sm100(m, n, k, l, SMS).tile_n)
+    """The model's estimate of the conservative kernel on one benchmark case (scripts/b200_model.py)."""
+    return M.expected(problem, case, M.CONSERVATIVE)
 
 
 def yaml_of(problem: str) -> dict:
@@ -141,9 +79,10 @@ def tiling_line(e: dict) -> str:
 
 
 def model_table() -> str:
-    """One line per benchmark case (bytes, DRAM and MMA time, expected time, SOL), the GEMM family's
-    tiling under it, and per problem the geomean of the expected times against the SOL's."""
-    lines = []
+    """The calibration; one line per benchmark case (bytes, DRAM and MMA time, expected time and range,
+    SOL), the GEMM family's tiling under it, per problem the geomean against the SOL's; then per problem
+    the conservative kernel and each variant next to the entries (`variant_tables`)."""
+    lines = [*M.calibration_lines(), ""]
     for problem in PROBLEMS:
         sol = yaml_of(problem)["speed_of_light_b200_us"]
         expected = []
@@ -151,13 +90,69 @@ def model_table() -> str:
             e = expected_us(problem, case)
             expected.append(e["expected_us"])
             shape = " ".join(f"{k}={v}" for k, v in case.items() if k != "seed")
+            lo, hi = e["range_us"]
             lines.append(f"{problem:9} {shape:28} {e['bytes'] / 1e6:7.1f} MB  dram {e['dram_us']:6.2f} us  "
-                         f"mma {e.get('mma_us', 0):6.2f} us  expected {e['expected_us']:6.2f} us  SOL {s:6.3f} us")
+                         f"mma {e.get('mma_us', 0):6.2f} us  expected {e['expected_us']:6.2f} us "
+                         f"[{lo:.1f}, {hi:.1f}]  SOL {s:6.3f} us")
             if "tiles" in e:
                 lines.append(tiling_line(e))
         mean, mean_sol = geomean(expected), geomean(sol[: len(expected)])
         lines.append(f"{problem:9} geomean: expected {mean:.2f} us, SOL {mean_sol:.3f} us ({mean / mean_sol:.2f}x)")
+    lines += ["", *variant_tables()]
     return "\n".join(lines)
+
+
+def registered(problem: str) -> dict:
+    try:
+        return variant_registry(problem)
+    except (ImportError, AttributeError):
+        return {}
+
+
+def variant_tables() -> list[str]:
+    """Per problem: each case's modelled time of the conservative kernel and of every variant (registered
+    in config.py SM100_VARIANTS or modelled from its technique), next to the entry with the same technique
+    and the write-up's fastest; then every case where the model is faster than the same-technique entry,
+    with the reason. Every time of ours is labelled "model"."""
+    from shared.sm100_variants import case_shape, chooser_args
+
+    lines, faster = [], []
+    for problem in PROBLEMS:
+        reg = registered(problem)
+        names = list(dict.fromkeys([*reg, *M.MODELLED[problem]]))
+        best, same = M.best_entries(problem)
+        lines.append(f"{problem}: model us per case [range]; entries measured on a B200 by their author")
+        header = ["case"] + [f"{n} (model)" + ("" if n in reg else " [not registered]") for n in names]
+        header += [f"{e['name']} (entry, = {v})" for v, e in same.items()]
+        if best is not None:
+            header.append(f"{best['name']} (best entry)")
+        lines.append(" | ".join(header))
+        for i, case in enumerate(benchmark_cases(problem)):
+            shape = case_shape(problem, case)
+            row = [f"{i}"]
+            for name in names:
+                variant = reg.get(name)
+                if variant is not None and variant.choose(*chooser_args(problem, shape, SMS)) is None:
+                    row.append("n/a (does not apply)")
+                    continue
+                e = M.expected(problem, case, name)
+                if e is None:
+                    row.append("no estimate")
+                    continue
+                lo, hi = e["range_us"]
+                row.append(f"{e['expected_us']:.2f} [{lo:.1f}, {hi:.1f}] {e['bound']}")
+                if name in same:
+                    why = M.faster_than_entry(problem, name, i, e, same[name])
+                    if why:
+                        faster.append(why)
+            row += [f"{e['us'][i]}" for e in same.values()]
+            if best is not None:
+                row.append(f"{best['us'][i]}")
+            lines.append(" | ".join(row))
+        lines.append("")
+    lines.append("model faster than the entry with the same technique:" + ("" if faster else " none"))
+    lines += [f"  {w}" for w in faster]
+    return lines
 
 
 # ------------------------------------------------------------------------------------ running
