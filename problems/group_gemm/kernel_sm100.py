@@ -7,8 +7,10 @@ written. Treat it as unverified until `python -m harness.eval group_gemm --mode 
 submission` passes on a B200.
 
 Algorithm
-  * Schedule: the output tiles (128 x tile_n) of all groups are numbered group by group, inside a
-    group M-fastest then N (CTAs running at the same time share B tiles, the larger operand, in L2);
+  * Schedule: the output tiles (128 x tile_n) of all groups are numbered group by group, in the order
+    of the metadata rows (the config's group order, problems/group_gemm/order.py: list order, or by
+    descending M for the "msorted" variant; the binary is the same for every order), inside a group
+    M-fastest then N (CTAs running at the same time share B tiles, the larger operand, in L2);
     CTA b of a grid of min(#tiles, #SMs) takes tiles b, b + grid, b + 2 grid, ... (static persistent
     schedule; problems/group_gemm/schedule_sm100.py is its host-side mirror). A tile finds its group
     by scanning the groups' first-tile numbers in the metadata table (G <= 8 loads, L1/L2-resident).
