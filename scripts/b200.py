@@ -336,7 +336,7 @@ class NotB200(Exception):
     """A gates table may only come from a B200 (compute capability 10.0)."""
 
 
-def write_gates(problems: dict, record: dict, path: Path = GATES_PATH, date: str | None = None) -> dict:
+def write_gates(problems: dict, record: dict, path: Path | None = None, date: str | None = None) -> dict:
     """Write (or update, problem by problem) the gates table. `problems`: {problem: {"cases": [...]}} from
     variant_runs; `record`: device_record() of the device that ran them. Refuses any device but a B200."""
     from shared.sm100_variants import SCHEMA
@@ -344,6 +344,7 @@ def write_gates(problems: dict, record: dict, path: Path = GATES_PATH, date: str
     if list(record.get("capability") or []) != [10, 0]:
         raise NotB200(f"the gates table is written only from a B200 (compute capability 10.0); this run's device "
                       f"is {record.get('device')!r} with capability {record.get('capability')!r}")
+    path = path or GATES_PATH
     date = date or dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
     old = json.loads(path.read_text()) if path.is_file() else {}
     if old.get("sm_count") not in (None, record["sm_count"]) or old.get("schema") not in (None, SCHEMA):
@@ -370,7 +371,7 @@ def main(argv=None) -> int:
                     help="the sm100 test tier: run it (default), skip it, or run only it (no evaluator steps)")
     ap.add_argument("--variants", choices=("run", "skip", "only"), default="run",
                     help="the variants stage and the gates table: run it (default), skip it, or run only it")
-    ap.add_argument("--gates", type=Path, default=GATES_PATH, help="the gates table to write")
+    ap.add_argument("--gates", type=Path, default=None, help="the gates table to write (results/b200/gates.json)")
     args = ap.parse_args(argv)
     if args.model:
         print(model_table())
@@ -416,7 +417,7 @@ def main(argv=None) -> int:
         for problem, v in report["variants"].items():
             for c in v["cases"]:
                 print(f"{problem:9} {c['key']:40} gate: {c['chosen']}")
-        print(f"gates table: {args.gates}")
+        print(f"gates table: {args.gates or GATES_PATH}")
     if args.variants == "only":
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps(report, indent=1, default=str) + "\n")

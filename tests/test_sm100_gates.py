@@ -275,3 +275,38 @@ def test_the_variants_stage_says_without_a_b200_and_the_repository_has_no_table_
     assert b200.main(["--variants", "only"]) == 0
     assert "nothing to run here" in capsys.readouterr().out
     assert not b200.GATES_PATH.exists() or sm100_gates.TABLE is not None
+
+
+def test_the_runner_merges_the_variants_stages_and_writes_the_table_only_from_a_b200(tmp_path, monkeypatch, capsys):
+    """`nox -s b200 -- --runner modal`: each problem job's variants stage comes back in its JSON; the local
+    side merges them and writes the gates table (scripts/b200.write_gates), not from another GPU."""
+    from harness.runner import bundle, cli, merge
+    from harness.runner.plan import make_plan
+
+    plan = make_plan("b200", [], "B200", 1200, 4)
+    cases = b200.benchmark_cases("group_gemm")
+    verdicts = [{"key": case_key(case_shape("group_gemm", c)), "case": c, "chosen": "msorted" if i == 0 else
+                 CONSERVATIVE, "variants": {"conservative": {"correct": True, "failure": None, "mean_us": 20.0},
+                                            "msorted": {"correct": True, "failure": None,
+                                                        "mean_us": 19.0 if i == 0 else 21.0}}}
+                for i, c in enumerate(cases)]
+    gpu = {"device": "NVIDIA B200", "capability": [10, 0], "sm_count": 148, "versions": {}, "commit": "abc",
+           "dirty": False}
+    step = {"rc": 0, "tail": "ok"}
+    part = {"device": "NVIDIA B200", "date": "x", "steps": {"group_gemm": {"stress": step}},
+            "verdicts": {"group_gemm": {"verdict": "ok", "failed_steps": [], "cases": []}},
+            "variants": {"group_gemm": {"cases": verdicts, "steps": {}}}, "gpu": gpu}
+    job = next(i for i, j in enumerate(plan.jobs) if j.name == "b200 group_gemm")
+    results = [{"index": job, "name": "b200 group_gemm", "rc": 0, "timed_out": False, "seconds": 1.0, "tail": "",
+                "result": part, "device": {"gpu": "NVIDIA B200"}, "host": "modal", "python": "3.13"}]
+    doc = merge.merge_b200(plan, results, bundle.Provenance("abc", False, None))
+    assert doc["variants"]["group_gemm"]["cases"] == verdicts and doc["gpu"] == gpu
+    monkeypatch.setattr(b200, "GATES_PATH", tmp_path / "gates.json")
+    cli.write_gates_from({**doc, "gpu": {**gpu, "capability": [9, 0]}})
+    assert not (tmp_path / "gates.json").exists()
+    assert "gates table not written: the gates table is written only from a B200" in capsys.readouterr().err
+    cli.write_gates_from(doc)
+    from problems.group_gemm.config import SM100_VARIANTS
+
+    table = sm100_gates.load(tmp_path / "gates.json")
+    assert chosen_variant(table, "group_gemm", case_shape("group_gemm", cases[0]), SMS, SM100_VARIANTS)[0] == "msorted"

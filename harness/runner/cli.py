@@ -126,7 +126,8 @@ def write_gates_from(doc: dict) -> None:
     except b200.NotB200 as e:
         print(f"runner: gates table not written: {e}", file=sys.stderr)
         return
-    print(f"gates table written to {b200.GATES_PATH.relative_to(REPO)}")
+    path = b200.GATES_PATH
+    print(f"gates table written to {path.relative_to(REPO) if path.is_relative_to(REPO) else path}")
 
 
 def exit_status(plan: Plan, results: list[dict], errors: list[str], doc: dict) -> int:
