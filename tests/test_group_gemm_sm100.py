@@ -361,7 +361,7 @@ def test_an_order_that_is_not_a_permutation_is_refused():
 def test_msorted_chooser_and_registry():
     from problems.group_gemm.config import SM100_VARIANTS, choose_sm100_msorted
 
-    assert set(SM100_VARIANTS) == {"conservative", "msorted"}
+    assert {"conservative", "msorted"} <= set(SM100_VARIANTS)
     assert SM100_VARIANTS["conservative"].choose is choose_sm100
     for sizes in BENCH:  # no benchmark case lists its groups by descending M
         cfg = choose_sm100_msorted(sizes)
