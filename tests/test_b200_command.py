@@ -40,6 +40,6 @@ def test_the_model_prints_each_problems_geomean_against_the_sol(capsys):
         assert lines.count(want) == 1, want
     tilings = [ln for ln in lines if ln.startswith("    128 x ")]
     assert len(tilings) == sum(len(b200.benchmark_cases(p)) for p in ("gemm", "dual_gemm", "group_gemm"))
-    # the first gemm shape: 128 x 64 tiles, one wave, 64 K blocks of 0.103 us (the docstring's figures)
-    assert "    128 x 64 tiles: 112 (1 wave), busiest CTA 64 K steps x 0.103 us;" in lines[lines.index(
+    # the first gemm shape: 128 x 64 tiles, one wave, 64 K blocks of 0.161 us (2/3 of the measured FP4 rate)
+    assert "    128 x 64 tiles: 112 (1 wave), busiest CTA 64 K steps x 0.161 us;" in lines[lines.index(
         next(ln for ln in lines if ln.startswith("gemm ") and "k=16384" in ln)) + 1]

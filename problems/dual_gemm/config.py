@@ -79,6 +79,7 @@ from dataclasses import dataclass  # noqa: E402
 
 from shared.cute.sm100_config import MainloopConfig, narrow_tiles_fill_better  # noqa: E402
 from shared.devices import B200_SM_COUNT  # noqa: E402
+from shared.sm100_variants import Sm100Variant  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -104,3 +105,12 @@ def choose_sm100(m: int, n: int, k: int, l: int, sm_count: int = B200_SM_COUNT) 
     if narrow_tiles_fill_better(m, n, l, sm_count):
         return DualGemmSm100Config(tile_n=64, num_acc_stage=2, sm_count=sm_count)
     return DualGemmSm100Config(tile_n=128, num_acc_stage=1, sm_count=sm_count)
+
+
+# The sm100 variants (shared/sm100_variants.py): the submission's gate serves a variant only where the
+# B200 gates table found it correct and fastest for the shape; "conservative" is choose_sm100.
+SM100_VARIANTS = {
+    "conservative": Sm100Variant(
+        "conservative", choose_sm100, runner_dsl=True,
+        summary="both B operands on one A stage, 128 x 64 / 128 x 128 tiles, one-CTA clusters"),
+}

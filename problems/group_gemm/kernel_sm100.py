@@ -7,8 +7,10 @@ written. Treat it as unverified until `python -m harness.eval group_gemm --mode 
 submission` passes on a B200.
 
 Algorithm
-  * Schedule: the output tiles (128 x tile_n) of all groups are numbered group by group, inside a
-    group M-fastest then N (CTAs running at the same time share B tiles, the larger operand, in L2);
+  * Schedule: the output tiles (128 x tile_n) of all groups are numbered group by group, in the order
+    of the metadata rows (the config's group order, problems/group_gemm/order.py: list order, or by
+    descending M for the "msorted" variant; the binary is the same for every order), inside a group
+    M-fastest then N (CTAs running at the same time share B tiles, the larger operand, in L2);
     CTA b of a grid of min(#tiles, #SMs) takes tiles b, b + grid, b + 2 grid, ... (static persistent
     schedule; problems/group_gemm/schedule_sm100.py is its host-side mirror). A tile finds its group
     by scanning the groups' first-tile numbers in the metadata table (G <= 8 loads, L1/L2-resident).
@@ -53,12 +55,16 @@ Compile only (any machine): `python -c "from problems.group_gemm import kernel_s
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import cutlass
 import cutlass.cute as cute
 import cutlass.pipeline as pipeline
 
 from problems.group_gemm.config import GroupGemmSm100Config
+from problems.group_gemm.order import group_rank
 from problems.group_gemm.schedule_sm100 import group_tiles, tile_starts
+from problems.group_gemm.schedule_sm100 import ordered as schedule_order
 from shared.cute import launch_queue
 from shared.cute import sm100_blockscaled as bs
 from shared.cute.host import CompileCache
@@ -81,13 +87,17 @@ NUM_TENSORMAPS = 4
 
 
 # ---------------------------------------------------------------------------------------- schedule
-def metadata_rows(sizes, addresses, tile_n: int) -> list[list[int]]:
+def metadata_rows(sizes, addresses, tile_n: int, order=None) -> list[list[int]]:
     """The metadata table: per group [a, b, sfa, sfb, c addresses, M, N, K, M tiles, first tile,
-    K blocks, 0...] (META_COLS int64)."""
-    starts = tile_starts(sizes, tile_n)
+    K blocks, 0...] (META_COLS int64), one row per group in `order` (group indices; default list
+    order). The device numbers the tiles row by row, so the row order is the schedule's group order
+    (schedule_sm100.schedule with the same order) and the binary does not depend on it."""
+    order, ordered_sizes = schedule_order(sizes, order)
+    starts = tile_starts(ordered_sizes, tile_n)
     rows = []
-    for g, ((m, n, k, _l), addr) in enumerate(zip(sizes, addresses)):
-        row = [*addr, m, n, k, group_tiles(m, n, tile_n)[0], starts[g], k // bs.K_TILE]
+    for i, g in enumerate(order):
+        m, n, k, _l = sizes[g]
+        row = [*addresses[g], m, n, k, group_tiles(m, n, tile_n)[0], starts[i], k // bs.K_TILE]
         rows.append(row + [0] * (META_COLS - len(row)))
     return rows
 
@@ -424,15 +434,16 @@ def prepare(data, config: GroupGemmSm100Config, sizes):
     scales = [check_group(g, *abc[g], reordered[g], sizes[g]) for g in range(len(sizes))]
     check_groups_cuda(abc, scales)
     device = abc[0][0].device
-    starts = tile_starts(sizes, config.tile_n)
+    order = group_rank(sizes, config.order)
+    starts = tile_starts([sizes[g] for g in order], config.tile_n)
     if starts[-1] == 0:
         return lambda: None  # every C is empty
-    compiled = compile_for(config)
+    compiled = compile_for(replace(config, order="group"))  # the order is in the rows, not in the binary
     addresses = [(a.data_ptr(), b.data_ptr(), sfa.data_ptr(), sfb.data_ptr(), c.data_ptr())
                  for (a, b, c), (sfa, sfb) in zip(abc, scales)]
-    meta = torch.tensor(metadata_rows(sizes, addresses, config.tile_n), dtype=torch.int64).to(device)
+    meta = torch.tensor(metadata_rows(sizes, addresses, config.tile_n, order), dtype=torch.int64).to(device)
     workspace = torch.empty((config.sm_count, NUM_TENSORMAPS, TENSORMAP_BYTES // 8), dtype=torch.int64, device=device)
-    first = next(g for g in range(len(sizes)) if starts[g + 1] > starts[g])
+    first = order[next(i for i in range(len(sizes)) if starts[i + 1] > starts[i])]
     (a, b, _), (sfa, sfb) = abc[first], scales[first]
     m, n, k, _ = sizes[first]
     args = [gmem_ptr(a, bs.AB_DTYPE), gmem_ptr(b, bs.AB_DTYPE), gmem_ptr(sfa, bs.SF_DTYPE), gmem_ptr(sfb, bs.SF_DTYPE),
