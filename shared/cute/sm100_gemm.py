@@ -62,22 +62,16 @@ class Sm100BlockScaledGemm:
     def launch(self, a_ptr, b_ptrs, sfa_ptr, sfb_ptrs, c_ptr, problem, queue):
         """The host function: K-major views of A and each B, their scale views and C's, one TMA atom
         per operand, and the kernel launched over min(#tiles, sm_count) CTAs on `queue`."""
-        m, n, k, l = problem
         ml = self.ml
         tiled_mma = ml.setup()
-
-        mA = bs.make_kmajor_operand(a_ptr, m, k, l)
-        mBs = [bs.make_kmajor_operand(p, n, k, l) for p in b_ptrs]
-        mSFA = bs.make_scale_operand(sfa_ptr, mA)
-        mSFBs = [bs.make_scale_operand(p, mB) for p, mB in zip(sfb_ptrs, mBs)]
-        mC = bs.make_output(c_ptr, m, n, l)
+        mA, mBs, mSFA, mSFBs, mC = self.operand_views(a_ptr, b_ptrs, sfa_ptr, sfb_ptrs, c_ptr, problem)
 
         tma = {}
         tma["a"], tma["sfa"] = ml.make_tma_a(mA, mSFA)
         for i, (mB, mSFB) in enumerate(zip(mBs, mSFBs)):
             tma[f"b{i}"], tma[f"sfb{i}"] = ml.make_tma_b(mB, mSFB)
 
-        grid = bs.TileScheduler.grid(*bs.tile_counts(mC, self.config.tile_n), self.config.sm_count)
+        grid, cluster = self.launch_shape(mC)
 
         @cute.struct
         class SharedStorage:
@@ -89,7 +83,23 @@ class Sm100BlockScaledGemm:
 
         operands = tuple(x for name in self.operand_order for x in tma[name])  # atom, tensor, atom, ...
         launch_queue.launch(self.kernel(tiled_mma, operands, mC), queue,
-                            grid=grid, block=[bs.THREADS_PER_CTA, 1, 1], cluster=(1, 1, 1))
+                            grid=grid, block=[bs.THREADS_PER_CTA, 1, 1], cluster=cluster)
+
+    def operand_views(self, a_ptr, b_ptrs, sfa_ptr, sfb_ptrs, c_ptr, problem):
+        """(mA, [mB_i], mSFA, [mSFB_i], mC): the MMA's A and B operands, their scales and the (rows,
+        cols, L) output the accumulator tiles map onto; here A, the B_i and C as given."""
+        m, n, k, l = problem
+        mA = bs.make_kmajor_operand(a_ptr, m, k, l)
+        mBs = [bs.make_kmajor_operand(p, n, k, l) for p in b_ptrs]
+        mSFA = bs.make_scale_operand(sfa_ptr, mA)
+        mSFBs = [bs.make_scale_operand(p, mB) for p, mB in zip(sfb_ptrs, mBs)]
+        mC = bs.make_output(c_ptr, m, n, l)
+        return mA, mBs, mSFA, mSFBs, mC
+
+    def launch_shape(self, mC):
+        """(grid, cluster): one CTA per SM at most, each its own cluster (the persistent schedule)."""
+        grid = bs.TileScheduler.grid(*bs.tile_counts(mC, self.config.tile_n), self.config.sm_count)
+        return grid, (1, 1, 1)
 
     # ------------------------------------------------------------------ device side
     def tile_operands(self, thr_mma, tensors: dict) -> dict:
@@ -167,7 +177,7 @@ class Sm100BlockScaledGemm:
         # (MMA, MMA_M, MMA_N, BUF): BUF = acc_stage * num_b + B operand
         tCtAcc_fake = self.ml.make_acc_fragment()
 
-        sched = bs.TileScheduler(*bs.tile_counts(mC, self.config.tile_n))
+        sched = self.scheduler(mC, k_tile_cnt)
         pipeline.pipeline_init_wait(cluster_shape_mn=(1, 1))
 
         if warp_idx == bs.TMA_WARP:
@@ -185,32 +195,52 @@ class Sm100BlockScaledGemm:
                 sched, k_tile_cnt, (ab_pipeline, acc_pipeline), tmem, tCtAcc_fake.layout, tCrA, tCrB, sSFA, sSFB
             )
 
+        self.producer_warps_tail(warp_idx)
+
         if warp_idx < bs.MMA_WARP:
-            acc_tmem_ptr, tCtAcc = self.ml.acquire_accumulators(tmem, tCtAcc_fake.layout)
-            tiled_t2r, tTR_tAcc, tTR_gC = self.ml.make_epilogue_copy(tidx, tCtAcc, tCgC)
-            frag_shape = tTR_gC[(None, None, None, 0, 0, 0, 0, 0)].shape
-            tTR_rAcc = [cute.make_rmem_tensor(frag_shape, bs.ACC_DTYPE) for _ in range(self.num_b)]
-            tTR_rC = cute.make_rmem_tensor(frag_shape, bs.C_DTYPE)
-            store_atom = cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), bs.C_DTYPE)
-            subtiles = cute.size(tTR_tAcc, mode=[4])
+            self.epilogue(
+                tidx, sched, acc_pipeline, tmem, epilogue_barrier, tCtAcc_fake.layout, tCgC, (sA, sSFA, sB, sSFB)
+            )
 
-            acc_state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, self.ml.num_acc_stage)
-            tile = sched.first()
-            while sched.valid(tile):
-                tm, tn, tl = sched.coord(tile)
-                tTR_gC_tile = tTR_gC[(None, None, None, 0, None, tm, tn, tl)]
-                bufs = self.acc_buffers(acc_state)
-                acc_pipeline.consumer_wait(acc_state)
-                for sub in cutlass.range(subtiles, unroll_full=True):
-                    for i in cutlass.range_constexpr(self.num_b):
-                        cute.copy(tiled_t2r, tTR_tAcc[(None, None, None, 0, sub, bufs[i])], tTR_rAcc[i])
-                    # tcgen05.ld is asynchronous: its registers are valid after tcgen05.wait::ld.
-                    cute.arch.fence_view_async_tmem_load()
-                    tTR_rC.store(self.epilogue_value(tTR_rAcc).to(bs.C_DTYPE))
-                    cute.copy(store_atom, tTR_rC, tTR_gC_tile[(None, None, None, sub)])
-                # Every TMEM read of these buffers has completed (waited above): hand them back.
-                acc_pipeline.consumer_release(acc_state)
-                acc_state.advance()
-                tile = sched.next(tile)
+    # ------------------------------------------------------------------ device side: the kernel's hooks
+    def scheduler(self, mC, k_tile_cnt):
+        """The tile schedule all three roles walk: the static persistent one."""
+        return bs.TileScheduler(*bs.tile_counts(mC, self.config.tile_n))
 
-            self.ml.release_accumulators(tmem, epilogue_barrier, acc_tmem_ptr)
+    def producer_warps_tail(self, warp_idx):
+        """What the TMA and MMA warps do after their roles: nothing here (an epilogue that reduces
+        across a cluster needs them at its cluster barrier)."""
+
+    @cute.jit
+    def epilogue(self, tidx, sched, acc_pipeline, tmem, epilogue_barrier, acc_layout, tCgC, stage_buffers):
+        """The epilogue warps: allocate the tensor memory; per tile, wait for its accumulators, read
+        them EPI_COLS columns at a time, store fp16(`epilogue_value`) to C and hand the buffers back;
+        free the tensor memory. `stage_buffers` (sA, sSFA, sB, sSFB) are unused here."""
+        acc_tmem_ptr, tCtAcc = self.ml.acquire_accumulators(tmem, acc_layout)
+        tiled_t2r, tTR_tAcc, tTR_gC = self.ml.make_epilogue_copy(tidx, tCtAcc, tCgC)
+        frag_shape = tTR_gC[(None, None, None, 0, 0, 0, 0, 0)].shape
+        tTR_rAcc = [cute.make_rmem_tensor(frag_shape, bs.ACC_DTYPE) for _ in range(self.num_b)]
+        tTR_rC = cute.make_rmem_tensor(frag_shape, bs.C_DTYPE)
+        store_atom = cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), bs.C_DTYPE)
+        subtiles = cute.size(tTR_tAcc, mode=[4])
+
+        acc_state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, self.ml.num_acc_stage)
+        tile = sched.first()
+        while sched.valid(tile):
+            tm, tn, tl = sched.coord(tile)
+            tTR_gC_tile = tTR_gC[(None, None, None, 0, None, tm, tn, tl)]
+            bufs = self.acc_buffers(acc_state)
+            acc_pipeline.consumer_wait(acc_state)
+            for sub in cutlass.range(subtiles, unroll_full=True):
+                for i in cutlass.range_constexpr(self.num_b):
+                    cute.copy(tiled_t2r, tTR_tAcc[(None, None, None, 0, sub, bufs[i])], tTR_rAcc[i])
+                # tcgen05.ld is asynchronous: its registers are valid after tcgen05.wait::ld.
+                cute.arch.fence_view_async_tmem_load()
+                tTR_rC.store(self.epilogue_value(tTR_rAcc).to(bs.C_DTYPE))
+                cute.copy(store_atom, tTR_rC, tTR_gC_tile[(None, None, None, sub)])
+            # Every TMEM read of these buffers has completed (waited above): hand them back.
+            acc_pipeline.consumer_release(acc_state)
+            acc_state.advance()
+            tile = sched.next(tile)
+
+        self.ml.release_accumulators(tmem, epilogue_barrier, acc_tmem_ptr)
