@@ -164,6 +164,7 @@ class Sm100BlockScaledGemm:
         smem = bs.SmemAllocator()
         storage = smem.allocate(self.shared_storage)
         (sA, sSFA, sB, sSFB), ab_pipeline, acc_pipeline, tmem, epilogue_barrier = self.ml.setup_cta(storage, smem)
+        epilogue_smem = self.allocate_epilogue_smem(smem)
 
         thr_mma = tiled_mma.get_slice(0)
         tiled = self.tile_operands(thr_mma, tensors)
@@ -199,7 +200,7 @@ class Sm100BlockScaledGemm:
 
         if warp_idx < bs.MMA_WARP:
             self.epilogue(
-                tidx, sched, acc_pipeline, tmem, epilogue_barrier, tCtAcc_fake.layout, tCgC, (sA, sSFA, sB, sSFB)
+                tidx, sched, acc_pipeline, tmem, epilogue_barrier, tCtAcc_fake.layout, tCgC, epilogue_smem
             )
 
     # ------------------------------------------------------------------ device side: the kernel's hooks
@@ -207,15 +208,19 @@ class Sm100BlockScaledGemm:
         """The tile schedule all three roles walk: the static persistent one."""
         return bs.TileScheduler(*bs.tile_counts(mC, self.config.tile_n))
 
+    def allocate_epilogue_smem(self, smem):
+        """Shared memory the epilogue needs beyond the mainloop's (allocated after it): none here."""
+        return None
+
     def producer_warps_tail(self, warp_idx):
         """What the TMA and MMA warps do after their roles: nothing here (an epilogue that reduces
         across a cluster needs them at its cluster barrier)."""
 
     @cute.jit
-    def epilogue(self, tidx, sched, acc_pipeline, tmem, epilogue_barrier, acc_layout, tCgC, stage_buffers):
+    def epilogue(self, tidx, sched, acc_pipeline, tmem, epilogue_barrier, acc_layout, tCgC, epilogue_smem):
         """The epilogue warps: allocate the tensor memory; per tile, wait for its accumulators, read
         them EPI_COLS columns at a time, store fp16(`epilogue_value`) to C and hand the buffers back;
-        free the tensor memory. `stage_buffers` (sA, sSFA, sB, sSFB) are unused here."""
+        free the tensor memory. `epilogue_smem` (allocate_epilogue_smem's) is unused here."""
         acc_tmem_ptr, tCtAcc = self.ml.acquire_accumulators(tmem, acc_layout)
         tiled_t2r, tTR_tAcc, tTR_gC = self.ml.make_epilogue_copy(tidx, tCtAcc, tCgC)
         frag_shape = tTR_gC[(None, None, None, 0, 0, 0, 0, 0)].shape
