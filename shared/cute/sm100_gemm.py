@@ -164,7 +164,7 @@ class Sm100BlockScaledGemm:
         smem = bs.SmemAllocator()
         storage = smem.allocate(self.shared_storage)
         (sA, sSFA, sB, sSFB), ab_pipeline, acc_pipeline, tmem, epilogue_barrier = self.ml.setup_cta(storage, smem)
-        epilogue_smem = self.allocate_epilogue_smem(smem)
+        epilogue_smem = self.setup_epilogue(smem)
 
         thr_mma = tiled_mma.get_slice(0)
         tiled = self.tile_operands(thr_mma, tensors)
@@ -208,8 +208,9 @@ class Sm100BlockScaledGemm:
         """The tile schedule all three roles walk: the static persistent one."""
         return bs.TileScheduler(*bs.tile_counts(mC, self.config.tile_n))
 
-    def allocate_epilogue_smem(self, smem):
-        """Shared memory the epilogue needs beyond the mainloop's (allocated after it): none here."""
+    def setup_epilogue(self, smem):
+        """Every thread, after the mainloop's set-up: the shared memory the epilogue needs beyond the
+        mainloop's (allocated after it) and any cluster-wide set-up; none here."""
         return None
 
     def producer_warps_tail(self, warp_idx):
@@ -220,7 +221,7 @@ class Sm100BlockScaledGemm:
     def epilogue(self, tidx, sched, acc_pipeline, tmem, epilogue_barrier, acc_layout, tCgC, epilogue_smem):
         """The epilogue warps: allocate the tensor memory; per tile, wait for its accumulators, read
         them EPI_COLS columns at a time, store fp16(`epilogue_value`) to C and hand the buffers back;
-        free the tensor memory. `epilogue_smem` (allocate_epilogue_smem's) is unused here."""
+        free the tensor memory. `epilogue_smem` (setup_epilogue's) is unused here."""
         acc_tmem_ptr, tCtAcc = self.ml.acquire_accumulators(tmem, acc_layout)
         tiled_t2r, tTR_tAcc, tTR_gC = self.ml.make_epilogue_copy(tidx, tCtAcc, tCgC)
         frag_shape = tTR_gC[(None, None, None, 0, 0, 0, 0, 0)].shape

@@ -22,7 +22,9 @@ of its cluster is done, so a partial cannot land there without a first barrier; 
 warps reach a barrier only after their roles, the MMA warp only once the epilogue has handed the
 accumulator back. With a dedicated exchange buffer (sm100_config.splitk_exchange_bytes, taken from
 the stage ring's budget) the epilogue reads all of its tensor memory, sends, hands the accumulator
-back, and meets the TMA and MMA warps at the single barrier that publishes the partials.
+back, and meets the TMA and MMA warps at the single barrier that publishes the partials. Before it,
+one relaxed barrier phase (arrive at set-up, wait before the first send) makes sure every CTA of the
+cluster runs before its shared memory is written.
 
 The configs (problems/gemm/config.py GemmSm100SplitKConfig, chooser `choose_sm100_splitk`) and the
 slot arithmetic (sm100_config: splitk_owner, splitk_slot, splitk_k_range) are plain Python; the host
@@ -132,16 +134,21 @@ class Sm100SplitKSwapGemm(Sm100BlockScaledGemm):
     def scheduler(self, mC, k_tile_cnt):
         return SplitKScheduler(*bs.tile_counts(mC, self.config.tile_n), self.splits, k_tile_cnt)
 
-    def allocate_epilogue_smem(self, smem):
-        """The exchange buffer the other ranks' partials land in (fp32, 128-byte aligned)."""
+    def setup_epilogue(self, smem):
+        """The exchange buffer the other ranks' partials land in (fp32, 128-byte aligned), and this
+        thread's arrival on the cluster barrier that says the CTA runs: a CTA may write another's
+        shared memory only once that CTA has started, so every thread waits on this phase before the
+        first send (the epilogue warps) or before the handshake (the TMA and MMA warps)."""
         buf = smem.allocate_tensor(bs.ACC_DTYPE, cute.make_layout(self.exchange_bytes // 4), byte_alignment=128)
+        cute.arch.cluster_arrive_relaxed()
         return buf.iterator
 
     @cute.jit
     def producer_warps_tail(self, warp_idx):
-        """The TMA and MMA warps, done with their roles, take part in the epilogue's cluster barrier
-        (every thread of the cluster must arrive)."""
+        """The TMA and MMA warps, done with their roles, complete the start phase and take part in the
+        epilogue's cluster barrier (every thread of the cluster must arrive at both)."""
         if warp_idx >= bs.MMA_WARP:
+            cute.arch.cluster_wait()
             cluster_handshake()
 
     @cute.jit
@@ -165,6 +172,7 @@ class Sm100SplitKSwapGemm(Sm100BlockScaledGemm):
         tile = sched.first()
         tm, tn, tl = sched.coord(tile)
         acc_pipeline.consumer_wait(acc_state)
+        cute.arch.cluster_wait()  # every CTA of the cluster runs (setup_epilogue's arrival)
         for sender in cutlass.range_constexpr(splits):
             if rank == sender:
                 for sub in cutlass.range_constexpr(subtiles):
