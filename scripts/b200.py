@@ -45,6 +45,9 @@ SM_FLOPS = FP4_FLOPS / SMS
 NARROW_EFFICIENCY = 2 / 3  # 128 x 64 MMAs: A (4 KB per 64 K) re-read for half the N of a 128-wide tile
 FIXED_US = 1.0
 SLOW_FACTOR = 1.25
+# Assumed, not measured: what one SM stores into another's shared memory per second (64 B per clock, half
+# of a shared-memory port, at ~1.85 GHz). Only the split-K variant's model uses it.
+DSMEM_BYTES_PER_S_PER_SM = 64 * 1.85e9
 
 
 def operand_bytes(m: int, n: int, k: int, num_b: int = 1) -> dict:
@@ -66,6 +69,47 @@ def gemm_like_estimate(m: int, n: int, k: int, l: int, num_b: int, tile_n: int) 
     return {"bytes": bytes_, "parts": parts, "flops": 2 * m * n * k * l * num_b, "tile_n": tile_n, "tiles": tiles,
             "waves": waves, "k_steps": k_steps, "step_us": step_us, "dram_us": dram_us, "mma_us": mma_us,
             "expected_us": max(dram_us, mma_us) + FIXED_US}
+
+
+def splitk_estimate(m: int, n: int, k: int, l: int, tile_n: int, splits: int) -> dict:
+    """The model for the gemm "splitk_swap" variant (shared/cute/sm100_splitk.py): 128 (of N) x tile_n (of
+    M) MMA tiles, each output tile's K blocks split over a cluster of `splits` CTAs, one tile per
+    cluster. The mainloop as gemm_like_estimate's with the busiest CTA's share of the K blocks; then,
+    not overlapped, the exchange: every CTA stores (splits - 1) / splits of its 128 x tile_n fp32
+    partial into the other CTAs' shared memory at DSMEM_BYTES_PER_S_PER_SM (an assumption)."""
+    parts = {name: b * l for name, b in operand_bytes(m, n, k, 1).items()}
+    bytes_ = sum(parts.values())
+    tiles = (n // 128) * (m // tile_n) * l
+    ctas = tiles * splits
+    waves = math.ceil(ctas / SMS)
+    k_steps = -(-(k // 256) // splits)
+    step_us = 2 * 128 * tile_n * 256 / (SM_FLOPS * (NARROW_EFFICIENCY if tile_n < 128 else 1.0)) * 1e6
+    dram_us = bytes_ / HBM_BYTES_PER_S * 1e6
+    mma_us = waves * k_steps * step_us
+    sent = 128 * tile_n * 4 * (splits - 1) // splits
+    reduce_us = waves * sent / DSMEM_BYTES_PER_S_PER_SM * 1e6
+    return {"bytes": bytes_, "parts": parts, "tile_n": tile_n, "splits": splits, "ctas": ctas, "waves": waves,
+            "k_steps": k_steps, "step_us": step_us, "dram_us": dram_us, "mma_us": mma_us, "sent": sent,
+            "reduce_us": reduce_us, "expected_us": max(dram_us, mma_us) + reduce_us + FIXED_US}
+
+
+def variant_estimates(problem: str, case: dict) -> dict:
+    """{variant name: its model estimate} for the sm100 variants the model covers that apply to the case."""
+    out = {}
+    if problem == "gemm":
+        from problems.gemm.config import choose_sm100_splitk
+
+        m, n, k, l = (case[x] for x in ("m", "n", "k", "l"))
+        cfg = choose_sm100_splitk(m, n, k, l, SMS)
+        if cfg is not None:
+            out["splitk_swap"] = splitk_estimate(m, n, k, l, cfg.tile_n, cfg.splits)
+    return out
+
+
+def variant_line(name: str, e: dict) -> str:
+    return (f"    variant {name}: 128 (N) x {e['tile_n']} (M) tiles, {e['splits']} splits, {e['ctas']} CTAs, busiest "
+            f"CTA {e['k_steps']} K steps, mma {e['mma_us']:.2f} us, DSMEM {e['sent'] // 1024} KB per CTA = "
+            f"{e['reduce_us']:.2f} us; model {e['expected_us']:.2f} us")
 
 
 def gemv_estimate(m: int, k: int, l: int) -> dict:
@@ -148,6 +192,8 @@ def model_table() -> str:
                          f"mma {e.get('mma_us', 0):6.2f} us  expected {e['expected_us']:6.2f} us  SOL {s:6.3f} us")
             if "tiles" in e:
                 lines.append(tiling_line(e))
+            for name, v in variant_estimates(problem, case).items():
+                lines.append(variant_line(name, v))
         mean, mean_sol = geomean(expected), geomean(sol[: len(expected)])
         lines.append(f"{problem:9} geomean: expected {mean:.2f} us, SOL {mean_sol:.3f} us ({mean / mean_sol:.2f}x)")
     return "\n".join(lines)

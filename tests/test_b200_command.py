@@ -43,3 +43,14 @@ def test_the_model_prints_each_problems_geomean_against_the_sol(capsys):
     # the first gemm shape: 128 x 64 tiles, one wave, 64 K blocks of 0.103 us (the docstring's figures)
     assert "    128 x 64 tiles: 112 (1 wave), busiest CTA 64 K steps x 0.103 us;" in lines[lines.index(
         next(ln for ln in lines if ln.startswith("gemm ") and "k=16384" in ln)) + 1]
+
+
+def test_the_model_prints_the_gemm_splitk_variant_under_each_case(capsys):
+    """The splitk_swap variant's model line under each gemm case it applies to (all three), labelled a model."""
+    assert b200.main(["--model"]) == 0
+    lines = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("    variant splitk_swap:")]
+    assert len(lines) == len(b200.benchmark_cases("gemm"))
+    assert all(" model " in ln and " expected " not in ln for ln in lines)
+    e = b200.splitk_estimate(128, 7168, 16384, 1, 128, 2)
+    assert (e["ctas"], e["k_steps"], e["sent"]) == (112, 32, 128 * 128 * 4 // 2)
+    assert e["expected_us"] == pytest.approx(max(e["dram_us"], e["mma_us"]) + e["reduce_us"] + b200.FIXED_US)
