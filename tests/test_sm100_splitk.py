@@ -332,3 +332,39 @@ def test_spill_check_fails_on_local_memory_traffic(compiled):
         check_no_spills(sass + "\n        /*0a10*/                   STL [R1+0x4], R2 ;\n", res)
     with pytest.raises(AssertionError):
         check_no_spills(sass, re.sub(r"LOCAL:\d+", "LOCAL:8", res))
+
+
+# ----------------------------------------------------------------------------- on a B200
+# Runs only where a Blackwell GPU is present (`pytest -m sm100`, `nox -s b200`): the variant on every
+# manifest case it applies to, and each config on a shape of its own (uneven split included), output
+# poisoned with NaN so that an unwritten element fails.
+FORCED = [(GemmSm100SplitKConfig(tile_n=64, splits=2), dict(m=256, n=512, k=1280, l=2, seed=3)),
+          (GemmSm100SplitKConfig(tile_n=128, splits=4), dict(m=128, n=256, k=1792, l=1, seed=4)),
+          (GemmSm100SplitKConfig(tile_n=128, splits=2), dict(m=384, n=1024, k=2048, l=1, seed=5))]
+
+
+@pytest.mark.sm100
+@pytest.mark.parametrize("generator", ["generate_input", "generate_stress_input"])
+def test_splitk_matches_reference_on_b200(generator):
+    import torch
+
+    from harness.check import check
+    from harness.problem import load_problem
+    from shared.cute.host import sm_count
+
+    prob = load_problem("gemm")
+    gen = getattr(prob.reference, generator)
+    runs = []
+    for case in [dict(c) for c in (*prob.tests, *prob.benchmarks)]:
+        shape = tuple(case[x] for x in ("m", "n", "k", "l"))
+        cfg = gemm_config.choose_sm100_splitk(*shape, sm_count(torch.device("cuda")))
+        if cfg is not None:
+            runs.append((cfg, case))
+    assert runs, "the variant applies to no manifest case"
+    for cfg, case in runs + FORCED:
+        data = gen(**case, device="cuda")
+        data[-1].fill_(float("nan"))
+        out = gemm_k.run(data, cfg)
+        torch.cuda.synchronize()
+        ok, message = check(prob, gen(**case, device="cuda"), out)
+        assert ok, f"splitk_swap {case} ({generator}, {cfg}): {message}"
