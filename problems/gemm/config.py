@@ -73,6 +73,7 @@ from dataclasses import dataclass  # noqa: E402
 
 from shared.cute.sm100_config import (  # noqa: E402
     CLUSTER_MAX,
+    EPI_SUBTILE,
     SF_ATOM_ROWS,
     SPLITK_SPLITS,
     TILE_M,
@@ -118,7 +119,7 @@ class GemmSm100SplitKConfig:
 
     tile_n: int = 128  # the M side of the swapped MMA: 64 or 128
     splits: int = 2  # CTAs per cluster sharing one output tile
-    sm_count: int = B200_SM_COUNT
+    sm_count: int = B200_SM_COUNT  # the SMs the chooser filled (the launch is one cluster per tile regardless)
 
     def __post_init__(self):
         check_splitk(self.tile_n, self.splits)
@@ -146,7 +147,7 @@ def choose_sm100_splitk(m: int, n: int, k: int, l: int, sm_count: int = B200_SM_
     for tile_n in (128, 64):
         tiles = (n // TILE_M) * (m // tile_n) * l
         for splits in SPLITK_SPLITS:
-            if (tile_n // 32) % splits or tiles * splits > sm_count or k // SM100_K_TILE < splits:
+            if (tile_n // EPI_SUBTILE) % splits or tiles * splits > sm_count or k // SM100_K_TILE < splits:
                 continue
             key = (tiles * splits, tile_n)
             if best is None or key > best[0]:
