@@ -63,7 +63,8 @@ z shares one output tile, each taking half of the K tiles. After the mainloop ev
 CTAs meets at a cluster barrier; each CTA then finishes half of the tile's columns: its consumers
 store the fp32 sums of the other half into the other CTA's operand buffers through distributed
 shared memory (mapa + st.shared::cluster), a second cluster barrier publishes them, and each CTA
-adds what it received and runs the epilogue on its half. The sum of two fp32 partials is not
+adds what it received and runs the epilogue on its half. The exchange itself (barrier, sends, adds)
+is shared/cute/cluster_reduce.py, which the sm100 split-K GEMM uses too. The sum of two fp32 partials is not
 bitwise the one-CTA sum, but both are fp32 sums of exact products (checked against the reference
 with both generators on the H100); for the dual GEMM the nonlinear epilogue sees the full sums.
 
