@@ -11,6 +11,10 @@ A subclass writes only what differs (problems/gemm/kernel_sm100.py, problems/dua
   * `epilogue_value(accs)`: the values to store, from the accumulator registers of the B operands;
   * a `@cute.jit __call__` that names its pointers and hands them to `launch` (the host function's
     signature is the launch's calling convention, so it stays explicit).
+A variant with other operand roles, schedule or epilogue overrides the kernel's hooks instead of
+copying it: `operand_views` and `launch_shape` (host), `scheduler`, `setup_epilogue`,
+`producer_warps_tail` and `epilogue` (device); shared/cute/sm100_splitk.py (A/B swapped, split-K over
+a cluster) is one.
 The grouped GEMM (problems/group_gemm/kernel_sm100.py) has its own host function, schedule, TMA
 descriptors and epilogue; from here it takes the mainloop set-up, the operand partitions
 (`tile_operands`, `partition_operands`) and the MMA warp (`mma_role`).
