@@ -19,7 +19,7 @@ Every figure here is a model, not a measurement: nothing in this repository has 
 
 Per-variant estimates (`core(problem, variant, case)`), written from the technique:
   gemm splitk_swap  N on the MMA's 128-row side, M on its N side (64 or 128), K split over a cluster of
-                    `splits` CTAs, chosen per shape for the least modelled time within one wave; the FP32
+                    `splits` CTAs, as the variant's chooser picks them (choose_sm100_splitk); the FP32
                     partials' exchange at DSMEM_BYTES_PER_S per SM plus one cluster barrier (assumptions);
   dual_gemm cta2    cta_group::2 pairs: each CTA loads half of each B tile (smem_efficiency with 2 CTAs
                     per MMA), the 256-row MMA over the pair; tiles as the conservative chooser's;
@@ -107,26 +107,23 @@ def gemm_like_core(m: int, n: int, k: int, l: int, num_b: int, tile_n: int, ctas
 
 
 def gemm_splitk_swap_core(m: int, n: int, k: int, l: int) -> dict | None:
-    """N on the MMA's 128-row side, M (64 or 128 wide) on its N side, K split over a cluster: the split
-    and tile with the least modelled time whose CTAs fit one wave."""
+    """N on the MMA's 128-row side, M (64 or 128 wide) on its N side, K split over a cluster, with the
+    split and tile the variant's chooser picks (problems/gemm/config.py choose_sm100_splitk); None where
+    it does not apply. Each CTA of a cluster receives (splits - 1) / splits of a 128 x tile FP32 partial."""
+    from problems.gemm.config import choose_sm100_splitk
+
+    cfg = choose_sm100_splitk(m, n, k, l, SMS)
+    if cfg is None:
+        return None
     parts = {name: b * l for name, b in operand_bytes(m, n, k).items()}
-    best = None
-    for mma_n in (64, 128):
-        if m % mma_n or n % TILE_M:
-            continue
-        for splits in (1, 2, 4, 8, 16):
-            k_steps = k // K_STEP
-            ctas = (n // TILE_M) * (m // mma_n) * l * splits
-            if k_steps % splits or ctas > SMS:
-                continue
-            partial = TILE_M * mma_n * 4 * (splits - 1) / splits  # FP32 bytes each CTA receives
-            reduce_us = (partial / DSMEM_BYTES_PER_S * 1e6 + CLUSTER_SYNC_US) if splits > 1 else 0.0
-            e = tiled(parts, 2 * m * n * k * l, ctas, k_steps // splits, mma_n, 1, reduce_us=reduce_us,
-                      what=f"swapped 128 x {mma_n} tiles, K split {splits} ways")
-            e["splits"] = splits
-            if best is None or e["core_us"] < best["core_us"] - 1e-9:
-                best = e
-    return best
+    splits, mma_n = cfg.splits, cfg.tile_n
+    ctas = (n // TILE_M) * (m // mma_n) * l * splits
+    partial = TILE_M * mma_n * 4 * (splits - 1) / splits
+    reduce_us = partial / DSMEM_BYTES_PER_S * 1e6 + CLUSTER_SYNC_US
+    e = tiled(parts, 2 * m * n * k * l, ctas, -(-(k // K_STEP) // splits), mma_n, 1, reduce_us=reduce_us,
+              what=f"swapped 128 x {mma_n} tiles, K split {splits} ways")
+    e["splits"] = splits
+    return e
 
 
 def group_core(ms, ns, ks, variant: str = CONSERVATIVE) -> dict | None:

@@ -43,3 +43,17 @@ def test_the_model_prints_each_problems_geomean_against_the_sol(capsys):
     # the first gemm shape: 128 x 64 tiles, one wave, 64 K blocks of 0.161 us (2/3 of the measured FP4 rate)
     assert "    128 x 64 tiles: 112 (1 wave), busiest CTA 64 K steps x 0.161 us;" in lines[lines.index(
         next(ln for ln in lines if ln.startswith("gemm ") and "k=16384" in ln)) + 1]
+
+
+def test_the_gemm_splitk_estimate_models_what_its_chooser_picks():
+    """The splitk_swap model runs the split and tile the variant's chooser gives each gemm case."""
+    from problems.gemm.config import choose_sm100_splitk
+    from scripts import b200_model as M
+
+    for case in b200.benchmark_cases("gemm"):
+        shape = tuple(case[x] for x in ("m", "n", "k", "l"))
+        cfg, e = choose_sm100_splitk(*shape, M.SMS), M.core("gemm", "splitk_swap", case)
+        assert (e["splits"], e["tile_n"]) == (cfg.splits, cfg.tile_n), case
+        assert e["k_steps"] == -(-(shape[2] // 256) // cfg.splits)
+    first = M.core("gemm", "splitk_swap", b200.benchmark_cases("gemm")[0])  # 56 tiles x 2 splits
+    assert (first["tiles"], first["k_steps"]) == (112, 32)

@@ -191,6 +191,11 @@ class TileScheduler:
         """K blocks of `tile`: the same for every tile of one GEMM (a grouped schedule differs)."""
         return k_tile_cnt
 
+    def k_block(self, tile, k_step):
+        """The K block that step `k_step` of `tile` loads: the step itself here (a split-K schedule
+        starts each CTA at its own first K block)."""
+        return k_step
+
 
 def tile_counts(mC: cute.Tensor, tile_n: int):
     """(tiles_m, tiles_n, L) of a (M, N, L) output for 128 x tile_n tiles (exact multiples)."""
@@ -520,9 +525,9 @@ class BlockScaledMainloop:
             copies += [(atom, g[(None, tn, None, tl)], s) for atom, g, s in b_loads]
             tn_sf = tn // self.sfb_tile_div
             copies += [(atom, g[(None, tn_sf, None, tl)], s) for atom, g, s in sfb_loads]
-            for k_tile in cutlass.range(k_tile_cnt, unroll=1):
+            for k_tile in cutlass.range(sched.k_tiles(tile, k_tile_cnt), unroll=1):
                 ab_pipeline.producer_acquire(state)
-                self.load_k_tile(ab_pipeline, state, k_tile, copies)
+                self.load_k_tile(ab_pipeline, state, sched.k_block(tile, k_tile), copies)
                 state.advance()
             tile = sched.next(tile)
         # Do not exit while TMA writes into this CTA's shared memory are still in flight.
