@@ -77,19 +77,28 @@ class Sm100BlockScaledGemm:
         for i, (mB, mSFB) in enumerate(zip(mBs, mSFBs)):
             tma[f"b{i}"], tma[f"sfb{i}"] = ml.make_tma_b(mB, mSFB)
 
-        grid = bs.TileScheduler.grid(*bs.tile_counts(mC, self.config.tile_n), self.config.sm_count)
+        if ml.pair:
+            grid = bs.PairTileScheduler.grid(*self.tile_counts(mC), self.config.sm_count)
+        else:
+            grid = bs.TileScheduler.grid(*bs.tile_counts(mC, self.config.tile_n), self.config.sm_count)
 
         @cute.struct
         class SharedStorage:
             ab_mbar: cute.struct.MemRange[cutlass.Int64, ml.num_ab_stage * 2]
             acc_mbar: cute.struct.MemRange[cutlass.Int64, ml.num_acc_stage * 2]
             tmem_holding_buf: cute.struct.MemRange[cutlass.Int32, 1]
+            if ml.pair:
+                tmem_dealloc_mbar: cute.struct.MemRange[cutlass.Int64, 1]  # the pair's dealloc handshake
 
         self.shared_storage = SharedStorage
 
         operands = tuple(x for name in self.operand_order for x in tma[name])  # atom, tensor, atom, ...
         launch_queue.launch(self.kernel(tiled_mma, operands, mC), queue,
-                            grid=grid, block=[bs.THREADS_PER_CTA, 1, 1], cluster=(1, 1, 1))
+                            grid=grid, block=[bs.THREADS_PER_CTA, 1, 1], cluster=(ml.cta_group, 1, 1))
+
+    def tile_counts(self, mC):
+        """(tiles_m, tiles_n, L) of the MMA tiles (mma_m x tile_n: 256 rows for a CTA pair)."""
+        return mC.shape[0] // self.ml.mma_tiler[0], mC.shape[1] // self.config.tile_n, mC.shape[2]
 
     # ------------------------------------------------------------------ device side
     def tile_operands(self, thr_mma, tensors: dict) -> dict:
@@ -103,20 +112,30 @@ class Sm100BlockScaledGemm:
                 tiled[name] = self.ml.tile_global(thr_mma, tensors[name], operand_a=name in ("a", "sfa"))
         return tiled
 
-    def partition_operands(self, atoms: dict, tiled: dict, staged: dict) -> dict:
+    def partition_operands(self, atoms: dict, tiled: dict, staged: dict, cta_rank=None) -> dict:
         """name -> (TMA atom, tXgX ((atom_v, rest_v), RestMN, RestK, L), tXsX ((atom_v, rest_v), STAGE)),
-        built in `operand_order`."""
+        built in `operand_order`. `cta_rank` (a CTA pair): this CTA's rank in the cluster, its share
+        of the B scales' multicast TMA."""
         loads = {}
         for name in self.operand_order:
-            tXsX, tXgX = self.ml.partition_tma(atoms[name], tiled[name], staged[name], scales=name.startswith("sf"))
+            if cta_rank is not None and name.startswith("sfb"):
+                tXsX, tXgX = self.ml.partition_tma(atoms[name], tiled[name], staged[name], scales=True,
+                                                   cta_coord=cta_rank, cta_count=self.ml.cta_group)
+            else:
+                tXsX, tXgX = self.ml.partition_tma(atoms[name], tiled[name], staged[name], scales=name.startswith("sf"))
             loads[name] = (atoms[name], tXgX, tXsX)
         return loads
 
-    def mma_role(self, sched, k_tile_cnt, pipelines, tmem, acc_layout, tCrA, tCrB, sSFA, sSFB):
+    def mma_role(self, sched, k_tile_cnt, pipelines, tmem, acc_layout, tCrA, tCrB, sSFA, sSFB, is_leader=None):
         """The MMA warp: wait for the epilogue warps' tensor-memory allocation, then the mainloop's MMA
-        role over the CTA's tiles (`pipelines`: the stage and accumulator pipelines)."""
+        role over the CTA's tiles (`pipelines`: the stage and accumulator pipelines). A CTA pair's MMAs,
+        scale copies and commits are the leader's (`is_leader`); the peer's MMA warp only waits."""
         ab_pipeline, acc_pipeline = pipelines
         tmem.wait_for_alloc()
+        if cutlass.const_expr(is_leader is not None):
+            self.leader_mma_warp(is_leader, sched, k_tile_cnt, ab_pipeline, acc_pipeline,
+                                 tmem.retrieve_ptr(bs.ACC_DTYPE), acc_layout, tCrA, tCrB, sSFA, sSFB)
+            return
         self.ml.mma_warp(
             sched,
             k_tile_cnt,
@@ -129,6 +148,14 @@ class Sm100BlockScaledGemm:
             sSFA,
             sSFB,
         )
+
+    @cute.jit
+    def leader_mma_warp(self, is_leader, sched, k_tile_cnt, ab_pipeline, acc_pipeline, acc_tmem_ptr, acc_layout,
+                        tCrA, tCrB, sSFA, sSFB):
+        """A CTA pair's MMA role: the mainloop's MMA warp on the leader only."""
+        if is_leader:
+            self.ml.mma_warp(sched, k_tile_cnt, ab_pipeline, acc_pipeline, acc_tmem_ptr, acc_layout,
+                             tCrA, tCrB, sSFA, sSFB)
 
     def acc_buffers(self, acc_state) -> list:
         """The accumulator buffers of accumulator stage `acc_state`: stage * num_b + i for B operand i."""
@@ -155,11 +182,16 @@ class Sm100BlockScaledGemm:
         storage = smem.allocate(self.shared_storage)
         (sA, sSFA, sB, sSFB), ab_pipeline, acc_pipeline, tmem, epilogue_barrier = self.ml.setup_cta(storage, smem)
 
-        thr_mma = tiled_mma.get_slice(0)
+        cta_rank = None  # a CTA pair: this CTA's rank in the cluster (0 = the leader)
+        if cutlass.const_expr(self.ml.pair):
+            cta_rank = cute.arch.make_warp_uniform(cute.arch.block_idx_in_cluster())
+            thr_mma = tiled_mma.get_slice(cta_rank)  # this CTA's 128 rows of A and C, half of each B
+        else:
+            thr_mma = tiled_mma.get_slice(0)
         tiled = self.tile_operands(thr_mma, tensors)
         gC = cute.local_tile(mC, cute.slice_(self.ml.mma_tiler, (None, None, 0)), (None, None, None))
         tCgC = thr_mma.partition_C(gC)
-        loads = self.partition_operands(atoms, tiled, staged_buffers(sA, sSFA, sB, sSFB))
+        loads = self.partition_operands(atoms, tiled, staged_buffers(sA, sSFA, sB, sSFB), cta_rank)
         k_tile_cnt = cute.size(loads["a"][1], mode=[2])
 
         tCrA = tiled_mma.make_fragment_A(sA)
@@ -167,8 +199,16 @@ class Sm100BlockScaledGemm:
         # (MMA, MMA_M, MMA_N, BUF): BUF = acc_stage * num_b + B operand
         tCtAcc_fake = self.ml.make_acc_fragment()
 
-        sched = bs.TileScheduler(*bs.tile_counts(mC, self.config.tile_n))
-        pipeline.pipeline_init_wait(cluster_shape_mn=(1, 1))
+        sfb_mask = None
+        is_leader = None
+        if cutlass.const_expr(self.ml.pair):
+            sched = bs.PairTileScheduler(*self.tile_counts(mC))
+            sfb_vmnk = self.ml.cluster_layout_sfb_vmnk
+            sfb_mask = cpasync.create_tma_multicast_mask(sfb_vmnk, sfb_vmnk.get_flat_coord(cta_rank), mcast_mode=1)
+            is_leader = cta_rank == 0
+        else:
+            sched = bs.TileScheduler(*bs.tile_counts(mC, self.config.tile_n))
+        pipeline.pipeline_init_wait(cluster_shape_mn=(self.ml.cta_group, 1))
 
         if warp_idx == bs.TMA_WARP:
             self.ml.tma_warp(
@@ -178,11 +218,13 @@ class Sm100BlockScaledGemm:
                 [loads["a"], loads["sfa"]],
                 [loads[f"b{i}"] for i in range(self.num_b)],
                 [loads[f"sfb{i}"] for i in range(self.num_b)],
+                sfb_mask,
             )
 
         if warp_idx == bs.MMA_WARP:
             self.mma_role(
-                sched, k_tile_cnt, (ab_pipeline, acc_pipeline), tmem, tCtAcc_fake.layout, tCrA, tCrB, sSFA, sSFB
+                sched, k_tile_cnt, (ab_pipeline, acc_pipeline), tmem, tCtAcc_fake.layout, tCrA, tCrB, sSFA, sSFB,
+                is_leader,
             )
 
         if warp_idx < bs.MMA_WARP:
