@@ -96,6 +96,49 @@ def group_estimate(ms, ns, ks) -> dict:
             "dram_us": dram_us, "mma_us": mma_us, "expected_us": max(dram_us, mma_us) + FIXED_US}
 
 
+def smem_efficiency(tile_n: int, cta_group: int = 1) -> float:
+    """The MMA rate a tile reaches against the shared-memory reads its instructions make, per SM and K
+    block: A's 128 rows plus the B rows this SM holds (tile_n, or tile_n / 2 with a CTA pair), per output
+    element of the SM's 128 x tile_n. 128 x 128 on one CTA (2 bytes per element per 128 K) is taken as
+    the balance point; the same assumption gives NARROW_EFFICIENCY = 2/3 for 128 x 64."""
+    per_element = (128 + tile_n / cta_group) / (128 * tile_n)
+    balance = (128 + 128) / (128 * 128)
+    return min(1.0, balance / per_element)
+
+
+def pair_estimate(m: int, n: int, k: int, l: int, num_b: int, tile_n: int) -> dict:
+    """The model for a 2-CTA (cta_group::2) config: 256 x tile_n tiles over CTA pairs, each SM computing
+    its 128 rows x tile_n at smem_efficiency(tile_n, 2); DRAM bytes as the one-CTA kernel's (every
+    operand read once)."""
+    e = gemm_like_estimate(m, n, k, l, num_b, tile_n)
+    tiles = (m // 256) * (n // tile_n) * l
+    waves = math.ceil(2 * tiles / SMS)
+    step_us = 2 * 128 * tile_n * 256 * num_b / (SM_FLOPS * smem_efficiency(tile_n, 2)) * 1e6
+    mma_us = waves * e["k_steps"] * step_us
+    return {**e, "tiles": tiles, "ctas": 2 * tiles, "waves": waves, "step_us": step_us, "mma_us": mma_us,
+            "expected_us": max(e["dram_us"], mma_us) + FIXED_US}
+
+
+# The best published B200 time per dual_gemm benchmark case (us; gau-nernst's gpu-mode-kernels write-up,
+# issue 25), for the variant table.
+DUAL_BEST_ENTRY_US = (12.4, 16.4, 9.43, 16.3)
+
+
+def variant_table() -> str:
+    """The dual GEMM's "cta2" variant next to the conservative kernel, per benchmark case (a model)."""
+    from problems.dual_gemm.config import choose_sm100_cta2
+
+    lines = ["dual_gemm variants (MODEL, not measured): conservative | cta2 | best entry"]
+    for case, best in zip(benchmark_cases("dual_gemm"), DUAL_BEST_ENTRY_US):
+        m, n, k, l = (case[x] for x in ("m", "n", "k", "l"))
+        cons = expected_us("dual_gemm", case)
+        cfg = choose_sm100_cta2(m, n, k, l, SMS)
+        pair = pair_estimate(m, n, k, l, 2, cfg.tile_n)
+        lines.append(f"  m={m} n={n} k={k} l={l}: {cons['expected_us']:5.2f} us (128 x {cons['tile_n']}) | "
+                     f"{pair['expected_us']:5.2f} us (256 x {cfg.tile_n}, {pair['ctas']} CTAs) | {best} us")
+    return "\n".join(lines)
+
+
 def expected_us(problem: str, case: dict) -> dict:
     if problem == "gemv":
         return gemv_estimate(case["m"], case["k"], case["l"])
@@ -234,6 +277,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     if args.model:
         print(model_table())
+        print(variant_table())
         return 0
     ok, what = b200_present()
     if not ok:

@@ -43,3 +43,18 @@ def test_the_model_prints_each_problems_geomean_against_the_sol(capsys):
     # the first gemm shape: 128 x 64 tiles, one wave, 64 K blocks of 0.103 us (the docstring's figures)
     assert "    128 x 64 tiles: 112 (1 wave), busiest CTA 64 K steps x 0.103 us;" in lines[lines.index(
         next(ln for ln in lines if ln.startswith("gemm ") and "k=16384" in ln)) + 1]
+
+
+def test_the_model_of_the_dual_gemm_cta2_variant(capsys):
+    """The 2-CTA variant's model: the smem-read assumption behind NARROW_EFFICIENCY (128 x 64 at 2/3),
+    a pair's 256 x 64 MMAs at 4/5 (each SM reads half of B); one line per benchmark case, labelled a model."""
+    assert b200.smem_efficiency(64) == pytest.approx(b200.NARROW_EFFICIENCY)
+    assert b200.smem_efficiency(128) == 1.0 and b200.smem_efficiency(64, 2) == pytest.approx(0.8)
+    assert b200.main(["--model"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    head = lines.index("dual_gemm variants (MODEL, not measured): conservative | cta2 | best entry")
+    rows = lines[head + 1 : head + 1 + len(b200.benchmark_cases("dual_gemm"))]
+    assert all(" | " in r and "CTAs" in r for r in rows), rows
+    for case in b200.benchmark_cases("dual_gemm"):
+        e = b200.pair_estimate(case["m"], case["n"], case["k"], case["l"], 2, 64 if case["m"] == 256 else 128)
+        assert e["ctas"] <= b200.SMS and e["expected_us"] <= b200.expected_us("dual_gemm", case)["expected_us"]

@@ -26,6 +26,11 @@ Design — ONE kernel, both products per output tile, nothing round-trips throug
     fp32 products never leave the SM.
   * Persistent: grid = min(#tiles, SMs); CTA b takes tiles b, b + grid, ... (M fastest).
 
+Variant "cta2" (config.py `DualGemmSm100Cta2Config`, registered in SM100_VARIANTS, chosen only through
+the B200 gates table): the same kernel on CTA pairs with 2-CTA MMAs, 256 x tile_n tiles; each CTA
+loads half of B1 and of B2 and keeps its rows' gate and up accumulators in its own tensor memory
+(docs/B200-READINESS.md, "dual_gemm variant cta2"). Requires M % 256 == 0.
+
 Warp roles: warps 0-3 epilogue (warp 0 allocates/frees tensor memory), warp 4 MMA, warp 5 TMA.
 
 Constraints (ValueError otherwise): M % 128 == 0, N % 128 == 0, K % 256 == 0, the layouts of the

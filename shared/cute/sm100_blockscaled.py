@@ -25,7 +25,17 @@ gives each tile its group's K and whose TMA loads name per-group descriptors in 
   A and SFA are fetched from global memory and copied into tensor memory once per K block and
   used by all `num_b` MMAs (each MMA still reads A from shared memory); that is what makes the
   fused dual GEMM cheaper than two GEMMs.
-* `TileScheduler`: static persistent schedule shared by the three roles.
+* `TileScheduler`: static persistent schedule shared by the three roles; `PairTileScheduler` the same
+  over CTA pairs.
+
+CTA pairs (`MainloopConfig.cta_group = 2`, clusters of (2, 1, 1)): the MMA is
+`tcgen05.mma.cta_group::2`, 256 x tile_n x 64. Each CTA loads its 128 rows of A and SFA and half of each
+B tile with the 2-SM TMA (which signals the leader's stage barrier; the leader's expect-tx counts both
+CTAs' bytes), and half of each B scale block, multicast to both CTAs. The leader (rank 0) alone waits
+on the stage barriers, copies the scales into both CTAs' tensor memory (`tcgen05.cp.cta_group::2`),
+issues the MMAs and commits them to both CTAs' barriers (multicast mask 0b11). Both CTAs allocate and
+free their tensor memory with `cta_group::2` (the free after a handshake with the peer) and run the
+epilogue of their own 128 rows; their 256 epilogue threads release the leader's accumulator barrier.
 
 Warp layout used by both kernels: warps 0-3 epilogue (warp w reads TMEM lanes 32w..32w+31, which
 is what `tcgen05.ld` allows a warp to touch), warp 4 MMA (a single thread issues tcgen05 ops),

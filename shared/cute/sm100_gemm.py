@@ -11,6 +11,9 @@ A subclass writes only what differs (problems/gemm/kernel_sm100.py, problems/dua
   * `epilogue_value(accs)`: the values to store, from the accumulator registers of the B operands;
   * a `@cute.jit __call__` that names its pointers and hands them to `launch` (the host function's
     signature is the launch's calling convention, so it stays explicit).
+A config whose mainloop has `cta_group = 2` gets the CTA-pair kernel from the same code: clusters of
+(2, 1, 1), `PairTileScheduler`, each CTA's MMA slice by its rank in the cluster, the B scales' TMA
+split over the pair and multicast, the MMA role on the leader only (sm100_blockscaled's docstring).
 The grouped GEMM (problems/group_gemm/kernel_sm100.py) has its own host function, schedule, TMA
 descriptors and epilogue; from here it takes the mainloop set-up, the operand partitions
 (`tile_operands`, `partition_operands`) and the MMA warp (`mma_role`).
