@@ -177,3 +177,27 @@ def reachable(lines: list[str], env: dict) -> set[int]:
                 seen.add(j)
                 stack.append(j)
     return seen
+
+
+def with_equal_predicates(lines: list[str], known: dict) -> dict:
+    """`known` plus every predicate the compiler recomputed from the same comparison of the same
+    registers (each register defined once), e.g. the allocator warp's test repeated before the free."""
+    out = dict(known)
+    defs = {}
+    for ln in lines:
+        m = re.match(r"(setp\.\S+)\s+(%p\d+),\s*(.+);", ln)
+        if m:
+            defs.setdefault(m.group(2), []).append((m.group(1), m.group(3).replace(" ", "")))
+    single = {p: d[0] for p, d in defs.items() if len(d) == 1}
+
+    def once(op):
+        defs_of = sum(1 for ln in lines if re.match(rf"\S+\s+{re.escape(op)}(\||,)", ln))
+        return re.fullmatch(r"-?\d+", op) or defs_of == 1
+
+    for p, value in known.items():
+        if p not in single or not all(once(x) for x in single[p][1].split(",")):
+            continue
+        for q, d in single.items():
+            if d == single[p]:
+                out[q] = value
+    return out

@@ -36,7 +36,20 @@ options = "--keep-ptx --keep-cubin --dump-dir " + dump
 kname = load("problems.%s.kernel_sm100" % problem).__name__
 assert kname.startswith("_nvfp4_bundle"), "not the packaged module: " + kname
 try:
-    if problem == "gemv":
+    if len(sys.argv) > 4:  # a registered sm100 variant of the problem, at a shape its chooser takes
+        variant = load("problems.%s.config" % problem).SM100_VARIANTS[sys.argv[4]]
+        kmod = load("problems.%s.kernel_sm100" % problem)
+        if problem == "group_gemm":
+            sizes = [(80, 4096, 7168, 1), (176, 4096, 7168, 1)]  # from the first benchmark
+            config = variant.choose(sizes)
+            assert config is not None, "variant %s does not apply to %s" % (sys.argv[4], sizes)
+            kmod.compile_for(config, options=options)
+        else:
+            shape = (256, 1024, 512, 1)
+            config = variant.choose(*shape)
+            assert config is not None, "variant %s does not apply to %s" % (sys.argv[4], shape)
+            kmod.compile_for(*shape, config=config, options=options)
+    elif problem == "gemv":
         kmod, cmod = load("problems.gemv.kernel_sm100"), load("problems.gemv.config")
         m, k, l, sms = 7168, 16384, 1, 148  # a benchmark shape; a B200 has 148 SMs
         load("problems.gemv.kernel_sm90").compile_gemv(kmod.GemvSm100, cmod.choose_sm100(m, k, l, sms), m, k, l,
@@ -45,11 +58,6 @@ try:
         kmod = load("problems.group_gemm.kernel_sm100")
         sizes = [(80, 4096, 7168, 1), (176, 4096, 7168, 1)]  # from the first benchmark
         kmod.compile_for(load("problems.group_gemm.config").choose_sm100(sizes), options=options)
-    elif len(sys.argv) > 4:  # a registered sm100 variant of the problem, at a shape its chooser takes
-        shape = (256, 1024, 512, 1)
-        config = load("problems.%s.config" % problem).SM100_VARIANTS[sys.argv[4]].choose(*shape)
-        assert config is not None, "variant %s does not apply to %s" % (sys.argv[4], shape)
-        load("problems.%s.kernel_sm100" % problem).compile_for(*shape, config=config, options=options)
     else:
         load("problems.%s.kernel_sm100" % problem).compile_for(256, 1024, 512, 1, options=options)
 except Exception as e:
@@ -77,7 +85,10 @@ ALSO = {"group_gemm": [r"tensormap\.replace\.tile\.global_address", r"tensormap\
 PAIR_MMA = r"tcgen05\.mma\.cta_group::2\.kind::mxf4nvf4\.block_scale\.(block16|scale_vec::4X)"
 VARIANTS = [("dual_gemm", "cta2", [PAIR_MMA, r"tcgen05\.commit\.cta_group::2\.\S*multicast::cluster",
                                    r"cp\.async\.bulk\.tensor\.\S*multicast::cluster\S*cta_group::2",
-                                   r"tcgen05\.alloc\.cta_group::2", r"tcgen05\.dealloc\.cta_group::2"])]
+                                   r"tcgen05\.alloc\.cta_group::2", r"tcgen05\.dealloc\.cta_group::2"]),
+            ("group_gemm", "cta2", [PAIR_MMA, r"tcgen05\.commit\.cta_group::2\.\S*multicast::cluster",
+                                    r"cp\.async\.bulk\.tensor\.\S*multicast::cluster\S*cta_group::2",
+                                    r"tensormap\.replace\.tile\.global_address"])]
 
 
 def runner_dsl_version() -> str:

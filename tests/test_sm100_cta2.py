@@ -33,6 +33,9 @@ cutlass = pytest.importorskip("cutlass", reason="nvidia-cutlass-dsl is not insta
 
 from problems.dual_gemm import config as dual_config  # noqa: E402
 from problems.dual_gemm import kernel_sm100 as dual_k  # noqa: E402
+from problems.group_gemm import config as group_config  # noqa: E402
+from problems.group_gemm import kernel_sm100 as group_k  # noqa: E402
+from problems.group_gemm import schedule_sm100 as group_schedule  # noqa: E402
 from shared.cute import launch_queue  # noqa: E402
 from shared.cute import sm100_blockscaled as bs  # noqa: E402
 from tests.ptx_reader import (  # noqa: E402
@@ -44,6 +47,7 @@ from tests.ptx_reader import (  # noqa: E402
     kernel_lines,
     operand_value,
     reachable,
+    with_equal_predicates,
 )
 from tests.sm100_common import cases, sass_and_resources  # noqa: E402
 from tests.sm100_facts import (  # noqa: E402
@@ -69,7 +73,7 @@ LEADER, PEER = {"%cluster_ctarank": 0, "%ctaid.x": 0}, {"%cluster_ctarank": 1, "
 _COUNT = [0]
 
 
-def compile_variant(config, dump_root: Path):
+def compile_variant(config, dump_root: Path, group: bool = False):
     """Compile `config` afresh (its own dump folder, so no cached binary is reused); returns (PTX lines,
     cubin path, the launch's recorded grid and cluster)."""
     _COUNT[0] += 1
@@ -84,8 +88,11 @@ def compile_variant(config, dump_root: Path):
 
     launch_queue.launch = recording
     try:
-        dual_k.compile_for(*COMPILE_SHAPE, arch="sm_100a", config=config,
-                           options=f"--keep-ptx --keep-cubin --dump-dir {out}")
+        options = f"--keep-ptx --keep-cubin --dump-dir {out}"
+        if group:
+            group_k.compile_for(config, arch="sm_100a", options=options)
+        else:
+            dual_k.compile_for(*COMPILE_SHAPE, arch="sm_100a", config=config, options=options)
     finally:
         launch_queue.launch = real
     (ptx,) = glob.glob(str(out / "*.ptx"))
@@ -105,33 +112,33 @@ def _indices(lines, prefix):
     return [i for i, ln in enumerate(lines) if ln.startswith(prefix)]
 
 
-def check_pair_mmas(lines, tile_n: int) -> None:
+def check_pair_mmas(lines, tile_n: int, num_b: int = NUM_B) -> None:
     """4 cta_group::2 block-scaled MMAs per B and 4 cta_group::2 scale copies per 128-row scale block,
     issued by the leader only (the peer CTA cannot reach them)."""
     mma = _indices(lines, "tcgen05.mma.")
     cps = _indices(lines, "tcgen05.cp.")
-    assert len(mma) == (K_BLOCK // MMA_K) * NUM_B, len(mma)
+    assert len(mma) == (K_BLOCK // MMA_K) * num_b, len(mma)
     for i in mma:
         assert re.match(r"tcgen05\.mma\.cta_group::2\.kind::mxf4nvf4\.block_scale\.block16(\.|\s)", lines[i]), lines[i]
     atoms = -(-tile_n // SF_ATOM)
-    assert len(cps) == (K_BLOCK // MMA_K) * (1 + NUM_B * atoms), len(cps)
+    assert len(cps) == (K_BLOCK // MMA_K) * (1 + num_b * atoms), len(cps)
     assert all(lines[i].startswith("tcgen05.cp.cta_group::2.32x128b.warpx4 ") for i in cps)
     leader, peer = reachable(lines, LEADER), reachable(lines, PEER)
     assert all(i in leader for i in mma + cps), "the leader cannot reach its MMAs"
     assert not any(i in peer for i in mma + cps), "the peer CTA issues MMAs or scale copies"
 
 
-def check_pair_tx(lines, tile_n: int) -> None:
+def check_pair_tx(lines, tile_n: int, num_b: int = NUM_B) -> None:
     """One expect-tx of both CTAs' bytes, the leader's only; 2-SM TMAs that all signal the leader's
     barrier; the B scales multicast to both CTAs, A, SFA and B not multicast."""
-    assert expect_tx_counts(lines) == [pair_expect_tx(tile_n, NUM_B)], expect_tx_counts(lines)
+    assert expect_tx_counts(lines) == [pair_expect_tx(tile_n, num_b)], expect_tx_counts(lines)
     (expect,) = _indices(lines, "mbarrier.arrive.expect_tx")
     assert expect in reachable(lines, LEADER) and expect not in reachable(lines, PEER), \
         "the stage barrier's expect-tx must be the leader's alone"
     loads = [i for i in _indices(lines, "cp.async.bulk.tensor") if ".global" in lines[i]]
-    assert len(loads) == 2 * (1 + NUM_B), len(loads)
+    assert len(loads) == 2 * (1 + num_b), len(loads)
     multicast = [i for i in loads if ".multicast::cluster" in lines[i]]
-    assert len(multicast) == NUM_B, "only the B scales are multicast"
+    assert len(multicast) == num_b, "only the B scales are multicast"
     for i in loads:
         assert ".cta_group::2" in lines[i], f"not the 2-SM TMA: {lines[i]}"
         bar = re.search(r"\],\s*\[(%r\d+)\]", lines[i]).group(1)
@@ -169,7 +176,7 @@ def check_pair_barrier_counts(lines, config) -> None:
     assert sorted(counts) == sorted([1] * (2 * stages + acc) + [256] * acc + [32]), counts
 
 
-def check_pair_tmem(lines, config) -> None:
+def check_pair_tmem(lines, config, num_b: int = NUM_B) -> None:
     """One cta_group::2 allocation on both CTAs, a power of two <= 512 columns covering the plan, freed
     with the same count on every path from the allocation to ret."""
     allocs, deallocs = _indices(lines, "tcgen05.alloc."), _indices(lines, "tcgen05.dealloc.")
@@ -180,11 +187,12 @@ def check_pair_tmem(lines, config) -> None:
     ncols = operand_value(lines, re.search(r",\s*(\S+);", lines[allocs[0]]).group(1))
     assert 32 <= ncols <= TMEM_MAX_COLS and ncols & (ncols - 1) == 0, ncols
     assert operand_value(lines, re.search(r",\s*(\S+);", lines[deallocs[0]]).group(1)) == ncols
-    assert tmem_columns_needed(config.tile_n, NUM_B, config.num_acc_stage) <= ncols
+    assert tmem_columns_needed(config.tile_n, num_b, config.num_acc_stage) <= ncols
     for env in (LEADER, PEER):
         seen = reachable(lines, env)
         assert allocs[0] in seen and deallocs[0] in seen, "both CTAs of the pair allocate and free"
-    path = escapes_without(lines, allocs[0], "tcgen05.dealloc", guard_of(lines, allocs[0]))
+    known = with_equal_predicates(lines, guard_of(lines, allocs[0]))
+    path = escapes_without(lines, allocs[0], "tcgen05.dealloc", known)
     assert not path, "a path from tcgen05.alloc to ret without tcgen05.dealloc"
 
 
@@ -418,3 +426,122 @@ def test_break_emulation_scale_multicast_without_the_rank(monkeypatch):
     config, shape, grid = EMULATED[1]
     with pytest.raises(AssertionError):
         _emulation_matches(config, shape, grid)
+
+
+# ------------------------------------------------------------------------------ group_gemm "cta2"
+# A and B swapped (the problem's N on the MMA's 256 rows, the groups' M on its N side), 2-CTA MMAs, the
+# problem's SFA (the MMA's B scales) multicast over the pair; the same checks with one B operand, plus
+# the grouped kernel's descriptor rewrite and its host-side schedule.
+GROUP_CONFIGS = [group_config.GroupGemmSm100Cta2Config(tile_n=t, num_acc_stage=1 if t == 256 else 2)
+                 for t in (64, 128, 256)]
+
+
+def _group_sizes(case):
+    return [(m, n, k, 1) for m, n, k in zip(case["m"], case["n"], case["k"])]
+
+
+@pytest.fixture(scope="module", params=range(len(GROUP_CONFIGS)),
+                ids=[f"group-cta2-n{c.tile_n}" for c in GROUP_CONFIGS])
+def group_compiled(request, dump_root):
+    config = GROUP_CONFIGS[request.param]
+    return (config, *compile_variant(config, dump_root, group=True))
+
+
+def check_group_descriptors(lines) -> None:
+    """The per-group descriptor rewrite of the grouped kernel (address of 4 descriptors replaced, the
+    fenced copies to the CTA's workspace slot and the acquires), and every TMA load, the multicast one
+    included, through a descriptor in that workspace (one the fenced copies write), never a kernel
+    parameter's (the first group's)."""
+    text = "\n".join(lines)
+    assert len(re.findall(r"tensormap\.replace\.tile\.global_address\.shared::cta\.b1024\.b64", text)) == 4
+    copies = [re.search(r"\[(%rd\d+)\]", ln).group(1) for ln in lines
+              if ln.startswith("tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.gpu")]
+    assert len(copies) == 4, copies
+    assert len(re.findall(r"fence\.proxy\.tensormap::generic\.acquire\.gpu", text)) == 4
+    loads = [ln for ln in lines if ln.startswith("cp.async.bulk.tensor") and ".global" in ln]
+    assert len(loads) == 4
+    for ln in loads:
+        desc = re.search(r"\], \[(%rd\d+), \{", ln).group(1)
+        assert desc in copies, f"a TMA not through a descriptor of the workspace: {ln}"
+def test_group_chooser_registered_and_none_where_it_does_not_apply():
+    v = group_config.SM100_VARIANTS["cta2"]
+    assert v.choose is group_config.choose_sm100_cta2 and v.runner_dsl
+    for case in load_cases("group_gemm"):
+        assert v.choose(_group_sizes(case)) in GROUP_CONFIGS
+    assert v.choose([(128, 384, 512, 1)]) is None  # N not a multiple of 256
+    assert v.choose([(128, 512, 384, 1)]) is None  # K not a multiple of 256
+
+
+def load_cases(problem):
+    from harness.problem import load_problem
+
+    return load_problem(problem).benchmarks
+
+
+@pytest.mark.parametrize("sizes", [[(80, 512, 256, 1), (0, 256, 256, 1), (300, 768, 512, 1)],
+                                   [(40, 7168, 2048, 1)], [(256, 256, 256, 1)] * 3])
+@pytest.mark.parametrize("tile_n", [64, 128, 256])
+def test_group_pair_schedule_covers_every_tile_once(sizes, tile_n):
+    """The host mirror of the pair kernel's schedule against brute force: every (group, N tile of 256,
+    M tile) exactly once, on 4 and 148 SMs; the metadata's fast count is the M tiles."""
+    want = sorted((g, tn, tm) for g, (m, n, _k, _l) in enumerate(sizes)
+                  for tn in range(n // 256) for tm in range(-(-m // tile_n)))
+    for sms in (4, 148):
+        work = group_schedule.pair_schedule(sizes, tile_n, sms)
+        assert len(work) <= sms // 2
+        assert sorted(t for w in work for t in w) == want
+    rows = group_k.metadata_rows(sizes, [(0,) * 5] * len(sizes), tile_n, pairs=True)
+    assert [r[group_k.COL_TILES_M] for r in rows] == [-(-m // tile_n) for m, _, _, _ in sizes]
+
+
+def test_group_pair_mmas(group_compiled):
+    config, lines, _, _ = group_compiled
+    check_pair_mmas(lines, config.tile_n, num_b=1)
+
+
+def test_group_pair_tx_bytes_and_sfa_multicast(group_compiled):
+    config, lines, _, _ = group_compiled
+    check_pair_tx(lines, config.tile_n, num_b=1)
+
+
+def test_group_pair_commits_barriers_tmem(group_compiled):
+    config, lines, _, launch = group_compiled
+    check_pair_commits(lines)
+    check_pair_barrier_counts(lines, config)
+    check_pair_tmem(lines, config, num_b=1)
+    check_pair_launch(launch)
+
+
+def test_group_pair_descriptors(group_compiled):
+    check_group_descriptors(group_compiled[1])
+
+
+def test_group_pair_no_spills(group_compiled):
+    check_no_spills(group_compiled[2])
+
+
+def test_break_group_sfa_not_multicast(monkeypatch, dump_root):
+    """The grouped pair kernel with the scales' multicast mask naming only CTA 0 (CTA 1 would never
+    receive half of the problem's SFA block): the TMA check rejects it."""
+    import types
+
+    monkeypatch.setattr(group_k, "cpasync", types.SimpleNamespace(
+        create_tma_multicast_mask=lambda *a, **k: cutlass.Int16(1)))
+    lines, _, _ = compile_variant(GROUP_CONFIGS[1], dump_root, group=True)
+    with pytest.raises(AssertionError, match="multicast::cluster"):
+        check_pair_tx(lines, GROUP_CONFIGS[1].tile_n, num_b=1)
+
+
+def test_break_group_descriptor_bypassed(monkeypatch, dump_root):
+    """The grouped pair kernel loading the B scales through the kernel parameter's descriptor (the first
+    group's, never rewritten): the descriptor check rejects it."""
+    real = bs.BlockScaledMainloop.load_k_tile
+
+    def param_desc_for_sfb(self, ab_pipeline, state, k_tile, copies, masks=None):
+        copies = list(copies[:3]) + [tuple(copies[3][:3])]
+        return real(self, ab_pipeline, state, k_tile, copies, masks)
+
+    monkeypatch.setattr(bs.BlockScaledMainloop, "load_k_tile", param_desc_for_sfb)
+    lines, _, _ = compile_variant(GROUP_CONFIGS[1], dump_root, group=True)
+    with pytest.raises(AssertionError, match="a TMA not through a descriptor of the workspace"):
+        check_group_descriptors(lines)

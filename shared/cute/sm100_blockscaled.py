@@ -506,11 +506,11 @@ class BlockScaledMainloop:
         """
         bar = ab_pipeline.producer_get_barrier(state)
         if cutlass.const_expr(masks is not None):
-            for (atom, tXgX, tXsX), mask in zip(copies, masks):
-                if cutlass.const_expr(mask is None):
-                    cute.copy(atom, tXgX[(None, k_tile)], tXsX[(None, state.index)], tma_bar_ptr=bar)
-                else:
-                    cute.copy(atom, tXgX[(None, k_tile)], tXsX[(None, state.index)], tma_bar_ptr=bar, mcast_mask=mask)
+            for (atom, tXgX, tXsX, *desc), mask in zip(copies, masks):
+                extra = {} if mask is None else {"mcast_mask": mask}
+                if cutlass.const_expr(len(desc) == 1):
+                    extra["tma_desc_ptr"] = desc[0]
+                cute.copy(atom, tXgX[(None, k_tile)], tXsX[(None, state.index)], tma_bar_ptr=bar, **extra)
             return
         for atom, tXgX, tXsX, *desc in copies:
             if cutlass.const_expr(len(desc) == 0):
