@@ -119,13 +119,35 @@ def pair_estimate(m: int, n: int, k: int, l: int, num_b: int, tile_n: int) -> di
             "expected_us": max(e["dram_us"], mma_us) + FIXED_US}
 
 
+def group_pair_estimate(ms, ns, ks) -> dict:
+    """The model for the grouped "cta2" variant (A and B swapped, 2-CTA MMAs): the bytes of all groups
+    against the busiest pair's K steps (schedule_sm100.pair_schedule), each SM computing 128 rows of N x
+    tile_n rows of M (padded past M) at smem_efficiency(tile_n, 2)."""
+    from problems.group_gemm.config import choose_sm100_cta2
+    from problems.group_gemm.schedule_sm100 import pair_schedule
+
+    sizes = [(m, n, k, 1) for m, n, k in zip(ms, ns, ks)]
+    e = group_estimate(ms, ns, ks)
+    tile_n = choose_sm100_cta2(sizes, SMS).tile_n
+    work = pair_schedule(sizes, tile_n, SMS)
+    busiest = max((sum(sizes[g][2] // 256 for g, _, _ in tiles) for tiles in work), default=0)
+    step_us = 2 * 128 * tile_n * 256 / (SM_FLOPS * smem_efficiency(tile_n, 2)) * 1e6
+    mma_us = busiest * step_us
+    return {**e, "tile_n": tile_n, "ctas": 2 * len(work), "k_steps": busiest, "step_us": step_us, "mma_us": mma_us,
+            "expected_us": max(e["dram_us"], mma_us) + FIXED_US}
+
+
+# The best published B200 time per group_gemm benchmark case (us; issue 25's table of the top entries).
+GROUP_BEST_ENTRY_US = (27.9, 19.4, 8.48, 6.43)
+
 # The best published B200 time per dual_gemm benchmark case (us; gau-nernst's gpu-mode-kernels write-up,
 # issue 25), for the variant table.
 DUAL_BEST_ENTRY_US = (12.4, 16.4, 9.43, 16.3)
 
 
 def variant_table() -> str:
-    """The dual GEMM's "cta2" variant next to the conservative kernel, per benchmark case (a model)."""
+    """The "cta2" variants of the dual GEMM and the grouped GEMM next to the conservative kernels, per
+    benchmark case (a model)."""
     from problems.dual_gemm.config import choose_sm100_cta2
 
     lines = ["dual_gemm variants (MODEL, not measured): conservative | cta2 | best entry"]
@@ -136,6 +158,12 @@ def variant_table() -> str:
         pair = pair_estimate(m, n, k, l, 2, cfg.tile_n)
         lines.append(f"  m={m} n={n} k={k} l={l}: {cons['expected_us']:5.2f} us (128 x {cons['tile_n']}) | "
                      f"{pair['expected_us']:5.2f} us (256 x {cfg.tile_n}, {pair['ctas']} CTAs) | {best} us")
+    lines.append("group_gemm variants (MODEL, not measured): conservative | cta2 | best entry")
+    for case, best in zip(benchmark_cases("group_gemm"), GROUP_BEST_ENTRY_US):
+        cons = expected_us("group_gemm", case)
+        pair = group_pair_estimate(case["m"], case["n"], case["k"])
+        lines.append(f"  g={case['g']} m={case['m']}: {cons['expected_us']:5.2f} us (128 x {cons['tile_n']}) | "
+                     f"{pair['expected_us']:5.2f} us (N 256 x M {pair['tile_n']}, {pair['ctas']} CTAs) | {best} us")
     return "\n".join(lines)
 
 

@@ -58,10 +58,30 @@ def pair_split(config, shape) -> dict:
             for tn in range(tiles_n):
                 sel = (grid[-3] == tm) & (grid[-2] == tn) & (grid[-1] == 0)
                 c[(tm, tn)] = (crow[sel].reshape(c_shape[0], c_shape[1]), ccol[sel].reshape(c_shape[0], c_shape[1]))
-        start, box = p[f"sfb_tma{r}"]
-        split[r] = {"A": _rows_of(p[f"A{r}"], tiles_m, k), "B": _rows_of(p[f"B{r}"], tiles_n, k), "C": c,
-                    "sfb_chunks": range(start[1], start[1] + box[1] // 2)}
+        split[r] = {"A": _rows_of(p[f"A{r}"], tiles_m, k), "B": _rows_of(p[f"B{r}"], tiles_n, k), "C": c}
+    # The B scales' multicast TMA: the two CTAs' start coordinates differ in one mode (1: the 512-byte
+    # chunk of a 128-row block, 2: the 128-row block of a wider tile); each CTA fetches its half of it.
+    (start0, box), (start1, _) = p["sfb_tma0"], p["sfb_tma1"]
+    atoms = -(-config.tile_n // 128)
+    for r, start in ((0, start0), (1, start1)):
+        mode = next((i for i, (x, y) in enumerate(zip(start0, start1)) if x != y), None)
+        cover = set()
+        for atom in range(atoms):
+            for chunk in range(CHUNKS):
+                own = (chunk, atom)[mode - 1] if mode in (1, 2) else None
+                half = box[mode] // 2 if mode in (1, 2) else 0
+                if own is not None and start[mode] <= own < start[mode] + half:
+                    cover.add((atom, chunk))
+        split[r]["sfb_cover"] = cover
     return split
+
+
+def _scale_loaded(split, rows_in_tile: int, k: int):
+    """[MMA column j, K value] -> whether the multicast TMA of one CTA or the other fetched that scale."""
+    have = set().union(split[0]["sfb_cover"], split[1]["sfb_cover"])
+    j, kk = np.arange(rows_in_tile)[:, None], np.arange(k)[None, :]
+    atom, chunk = j // 128, (kk % K_BLOCK) // MMA_K
+    return np.vectorize(lambda a, c: (a, c) in have)(atom, chunk)
 
 
 def emulate_pair(config, data, grid_pairs: int, split: dict | None = None):
@@ -98,11 +118,8 @@ def emulate_pair(config, data, grid_pairs: int, split: dict | None = None):
             mn = tiles_m * tiles_n
             tm, tn, tl = tile % mn % tiles_m, tile % mn // tiles_m, tile // mn
             b_rows = np.concatenate([split[0]["B"][tn], split[1]["B"][tn]])  # the MMA's N order
-            # each CTA's B scale stage: the chunks of each K block its TMA fetched, multicast to both
-            have_chunk = np.zeros(CHUNKS, bool)
-            for r in (0, 1):
-                have_chunk[list(split[r]["sfb_chunks"])] = True
-            sfb_ok = have_chunk[(kk % K_BLOCK) // MMA_K]  # per K value: was its chunk loaded
+            # each CTA's B scale stage: the parts of each K block its TMA fetched, multicast to both
+            sfb_ok = _scale_loaded(split, len(b_rows), k)
             accs = {}
             for r in (0, 1):
                 a_rows = split[r]["A"][tm]
@@ -111,7 +128,7 @@ def emulate_pair(config, data, grid_pairs: int, split: dict | None = None):
                 res = []
                 for i in range(2):
                     sfb = e4m3[sfb_store[i][S.blocked_offset(b_rows[:, None], kk[None, :] // SF_VEC, tl, n, sf_k)]]
-                    b = Bs[i][tl, b_rows] * np.where(sfb_ok[None, :], sfb, 0.0)
+                    b = Bs[i][tl, b_rows] * np.where(sfb_ok, sfb, 0.0)
                     res.append(a @ b.T)  # rows: this CTA's A rows; columns: the MMA's N order
                 accs[r] = res
             for r in (0, 1):
@@ -122,3 +139,52 @@ def emulate_pair(config, data, grid_pairs: int, split: dict | None = None):
             tile += grid_pairs
     assert (written == 1).all(), "an element of C was stored twice or never"
     return torch.from_numpy(out).to(torch.float16).permute(1, 2, 0)
+
+
+def emulate_group_pair(config, data, sm_count: int):
+    """The grouped "cta2" kernel's data movement on the host: A and B swapped (the MMA's rows are the
+    problem's N, 256 per pair tile; its columns the group's M, tile_n per tile), the pairs walking
+    schedule_sm100.pair_schedule; per group the pair split comes from the kernel's own partitions over
+    the swapped operands ((N, M rounded up to the tile, K)); rows of A past M read as zeros (the TMA's
+    out-of-bounds fill); each CTA stores its accumulator rows into C transposed, columns past M left
+    alone. Returns the list of C (M, N, 1) per group."""
+    from problems.group_gemm.schedule_sm100 import pair_schedule
+    from shared.nvfp4 import decode_e2m1, e4m3_to_float, unpack_nibbles
+
+    abc, _sf, perms, sizes = data
+    e4m3 = e4m3_to_float(torch.arange(256, dtype=torch.uint8).view(torch.float8_e4m3fn)).double().numpy()
+    outs = [np.full((m, n), np.nan) for m, n, _k, _l in sizes]
+    splits = {}
+    for work in pair_schedule(sizes, config.tile_n, sm_count):
+        for g, tn, tm in work:
+            m, n, k, _ = sizes[g]
+            step = max(config.tile_n, 128)  # whole tiles and whole 128-row scale blocks
+            m_pad = -(-m // step) * step
+            if g not in splits:
+                splits[g] = pair_split(config, (n, m_pad, k, 1))
+            split = splits[g]
+            a, b, _ = abc[g]
+            A = np.zeros((m_pad, k))
+            A[:m] = decode_e2m1(unpack_nibbles(a[:, :, 0].contiguous())).double().numpy()
+            B = decode_e2m1(unpack_nibbles(b[:, :, 0].contiguous())).double().numpy()
+            sfa_store = S.permuted_storage(perms[g][0]).view(torch.uint8).numpy()
+            sfb_store = S.permuted_storage(perms[g][1]).view(torch.uint8).numpy()
+            sf_k, kk = k // SF_VEC, np.arange(k)
+            # the MMA's B operand (the problem's A): CTA 0's rows, then CTA 1's
+            m_rows = np.concatenate([split[0]["B"][tm], split[1]["B"][tm]])
+            sf_ok = _scale_loaded(split, len(m_rows), k)
+            # scale rows past the reordered tensor's whole 128-row blocks: the TMA's zero fill
+            in_blocks = m_rows < -(-m // 128) * 128
+            sfa = e4m3[sfa_store[S.blocked_offset(np.where(in_blocks, m_rows, 0)[:, None], kk[None, :] // SF_VEC,
+                                                  0, m, sf_k)]]
+            sfa = np.where(in_blocks[:, None] & sf_ok, sfa, 0.0)
+            mma_b = A[m_rows] * sfa
+            for r in (0, 1):
+                n_rows = split[r]["A"][tn]
+                sfb = e4m3[sfb_store[S.blocked_offset(n_rows[:, None], kk[None, :] // SF_VEC, 0, n, sf_k)]]
+                acc = (B[n_rows] * sfb) @ mma_b.T  # rows: this CTA's N rows; columns: the MMA's M order
+                rows, cols = split[r]["C"][(tn, tm)]  # rows: N, cols: M (the transposed view)
+                keep = cols < m
+                assert not np.isfinite(outs[g][cols[keep], rows[keep]]).any(), "an element of C stored twice"
+                outs[g][cols[keep], rows[keep]] = acc[keep]
+    return [torch.from_numpy(o).to(torch.float16)[:, :, None] for o in outs]

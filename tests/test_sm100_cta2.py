@@ -545,3 +545,43 @@ def test_break_group_descriptor_bypassed(monkeypatch, dump_root):
     lines, _, _ = compile_variant(GROUP_CONFIGS[1], dump_root, group=True)
     with pytest.raises(AssertionError, match="a TMA not through a descriptor of the workspace"):
         check_group_descriptors(lines)
+
+
+GROUP_EMULATED = {"m": [40, 300, 0], "n": [512, 256, 256], "k": [512, 768, 256], "g": 3, "seed": 5}
+
+
+def _group_emulation_matches(config, sms=6):
+    from harness.check import check_tensor
+    from harness.problem import load_problem
+    from tests.pair_emulator import emulate_group_pair
+
+    prob = load_problem("group_gemm")
+    got = emulate_group_pair(config, prob.reference.generate_stress_input(**GROUP_EMULATED, device="cpu"), sms)
+    want = prob.reference.ref_kernel(prob.reference.generate_stress_input(**GROUP_EMULATED, device="cpu"))
+    for g, (x, y) in enumerate(zip(got, want)):
+        ok, message = check_tensor(x, y, prob.rtol, prob.atol)
+        assert ok, f"group {g}: {message}"
+
+
+@pytest.mark.parametrize("config", GROUP_CONFIGS, ids=[f"n{c.tile_n}" for c in GROUP_CONFIGS])
+def test_group_pair_emulation_matches_the_reference(config):
+    """Stress data, M tails (40, 300) and an empty group, 3 pairs: the swapped operands' split over the
+    pair from the kernel's partitions, A's rows past M zero-filled, A's scales split over the pair by
+    the multicast TMA's partition (chunks of a block, or whole blocks for 256-wide tiles), C stored
+    transposed with columns past M left alone."""
+    _group_emulation_matches(config)
+
+
+def test_break_group_emulation_scale_multicast_without_the_rank(monkeypatch):
+    """The 256-wide tile's scale blocks both fetched by the same CTA (the partition ignores the rank)."""
+    from tests import layout_probe
+
+    real = bs.BlockScaledMainloop.partition_tma
+
+    def rankless(self, tma_atom, gX, sX, scales, cta_coord=0, cta_count=1):
+        return real(self, tma_atom, gX, sX, scales, 0, cta_count)
+
+    monkeypatch.setattr(bs.BlockScaledMainloop, "partition_tma", rankless)
+    monkeypatch.setattr(layout_probe, "_PROBED", {})
+    with pytest.raises(AssertionError, match="group 0"):
+        _group_emulation_matches(GROUP_CONFIGS[2])

@@ -37,6 +37,13 @@ Algorithm
     straight to the group's C, rows >= M skipped. Two accumulator buffers (tile_n <= 128) let the
     epilogue of one tile overlap the mainloop of the next.
 
+Variant "cta2" (config.py `GroupGemmSm100Cta2Config`, chosen only through the B200 gates table): the
+same kernel with A and B swapped on CTA pairs. The 2-CTA MMA's 256 rows are the problem's N (each CTA
+128 rows of B), its N side the group's M (tile_n rows of A per tile, half per CTA, tails zero-filled);
+the problem's SFA is fetched half by each CTA and multicast to both; the leader issues the MMAs; each
+CTA stores its accumulator rows into C transposed, columns past M skipped (`epilogue_swapped`);
+`PairGroupTileScheduler` walks schedule_sm100.pair_schedule. Requires every group's N % 256 == 0.
+
 Warp roles: warps 0-3 epilogue (warp 0 allocates / frees the 512 TMEM columns), warp 4 MMA, warp 5
 TMA and descriptor updates. 192 threads, one CTA per SM.
 
