@@ -11,14 +11,20 @@ On a machine with a B200 (compute capability 10.0) it runs, in order, and writes
      into a scratch directory (never into this repository) with our packaged submission, benchmark mode
      (scripts/official_eval.py's setup, their ref_kernel kept);
   4. each benchmark case's mean against the expected B200 time of `expected_us` (the model in the
-     kernels' docstrings): verdict `ok` (<= 1.25x expected), `slow`, or `fail` (a test or check failed).
+     kernels' docstrings): verdict `ok` (<= 1.25x expected), `slow`, or `fail` (a test or check failed);
+  5. the variants stage (`--variants run`, the default; `skip`, `only`): per problem, every registered sm100
+     variant (config.py SM100_VARIANTS) forced through the gate (shared/sm100_gates.FORCE_ENV in the
+     evaluator's environment) on the benchmark cases it applies to: the evaluator in test mode with the
+     stress data, then in leaderboard mode (leaderboard data, poisoned outputs and guards, then the timed
+     loop that rechecks every sample). Per case each variant's verdict and mean, and the chosen one (correct
+     and fastest), go into the gates table results/b200/gates.json (`write_gates`, which refuses anything
+     but a compute capability 10.0 device); `nox -s package` bakes that table into the bundles.
 Where no B200 is present it says so, writes nothing and exits 0.
 
-The expected times are an estimate, not a measurement (no B200 was available where they were written):
-    t = max(bytes / HBM, waves * k_steps * step) + FIXED
-with HBM = 8 TB/s, a dense block-scaled FP4 rate of 9 PFLOP/s over 148 SMs (60.8 TFLOP/s per SM), a
-128 x 64 MMA tile at 2/3 of it (A is re-read from shared memory for every 64-wide N), and FIXED = 1 us
-of launch, pipeline fill (the first stage's DRAM latency) and the last tile's epilogue.
+The expected times are a model, not a measurement (no B200 was available where they were written):
+scripts/b200_model.py (calibrated on the B200 figures a top entrant published, docs/b200-entries.yaml,
+and on the launch floor of results/launch-floor/*.json where one is committed); `--model` prints it per
+case, with the range the calibration's spread gives, for the conservative kernel and every variant.
 """
 
 from __future__ import annotations
@@ -35,149 +41,17 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # `python scripts/b200.py` as well as `python -m scripts.b200`
     sys.path.insert(0, str(ROOT))
+from scripts import b200_model as M  # noqa: E402
 from shared.devices import B200_SM_COUNT  # noqa: E402
 
 PROBLEMS = ("gemv", "gemm", "dual_gemm", "group_gemm")
-HBM_BYTES_PER_S = 8.0e12
-FP4_FLOPS = 9.0e15
 SMS = B200_SM_COUNT
-SM_FLOPS = FP4_FLOPS / SMS
-NARROW_EFFICIENCY = 2 / 3  # 128 x 64 MMAs: A (4 KB per 64 K) re-read for half the N of a 128-wide tile
-FIXED_US = 1.0
 SLOW_FACTOR = 1.25
 
 
-def operand_bytes(m: int, n: int, k: int, num_b: int = 1) -> dict:
-    """Bytes of one (batch of a) problem by operand: packed FP4 A and B, their E4M3 scales, fp16 C."""
-    return {"A": m * k // 2, "SFA": m * k // 16, "B": num_b * n * k // 2, "SFB": num_b * n * k // 16, "C": 2 * m * n}
-
-
-def gemm_like_estimate(m: int, n: int, k: int, l: int, num_b: int, tile_n: int) -> dict:
-    """The model for the sm100 GEMM (num_b = 1) and dual GEMM (num_b = 2) kernels."""
-    parts = {name: b * l for name, b in operand_bytes(m, n, k, num_b).items()}
-    bytes_ = sum(parts.values())
-    tiles = (m // 128) * (n // tile_n) * l
-    waves = math.ceil(tiles / SMS)
-    k_steps = k // 256
-    step_flops = 2 * 128 * tile_n * 256 * num_b
-    step_us = step_flops / (SM_FLOPS * (NARROW_EFFICIENCY if tile_n < 128 else 1.0)) * 1e6
-    dram_us = bytes_ / HBM_BYTES_PER_S * 1e6
-    mma_us = waves * k_steps * step_us
-    return {"bytes": bytes_, "parts": parts, "flops": 2 * m * n * k * l * num_b, "tile_n": tile_n, "tiles": tiles,
-            "waves": waves, "k_steps": k_steps, "step_us": step_us, "dram_us": dram_us, "mma_us": mma_us,
-            "expected_us": max(dram_us, mma_us) + FIXED_US}
-
-
-def gemv_estimate(m: int, k: int, l: int) -> dict:
-    """The sm100 GEMV streams A and SFA once (CUDA cores, hardware E2M1 conversion): DRAM-bound."""
-    bytes_ = (m * k // 2 + m * k // 16 + k // 2 + k // 16 + 2 * m) * l
-    dram_us = bytes_ / HBM_BYTES_PER_S * 1e6
-    return {"bytes": bytes_, "flops": 2 * m * k * l, "dram_us": dram_us, "expected_us": dram_us + FIXED_US / 2}
-
-
-def group_estimate(ms, ns, ks) -> dict:
-    """The sm100 grouped kernel (one persistent launch over every group's 128 x tile_n tiles): the bytes
-    of all groups against the busiest CTA's K steps (problems/group_gemm/schedule_sm100.py)."""
-    from problems.group_gemm.config import choose_sm100
-    from problems.group_gemm.schedule_sm100 import schedule
-
-    sizes = [(m, n, k, 1) for m, n, k in zip(ms, ns, ks)]
-    tile_n = choose_sm100(sizes, SMS).tile_n
-    parts = {name: sum(operand_bytes(m, n, k)[name] for m, n, k, _ in sizes) for name in ("A", "SFA", "B", "SFB", "C")}
-    bytes_ = sum(parts.values())
-    work = schedule(sizes, tile_n, SMS)
-    busiest = max((sum(sizes[g][2] // 256 for g, _, _ in tiles) for tiles in work), default=0)
-    step_us = 2 * 128 * tile_n * 256 / (SM_FLOPS * (NARROW_EFFICIENCY if tile_n < 128 else 1.0)) * 1e6
-    dram_us = bytes_ / HBM_BYTES_PER_S * 1e6
-    mma_us = busiest * step_us
-    tiles = sum(map(len, work))
-    return {"bytes": bytes_, "parts": parts, "flops": sum(2 * m * n * k for m, n, k, _ in sizes), "tile_n": tile_n,
-            "tiles": tiles, "waves": math.ceil(tiles / SMS), "k_steps": busiest, "step_us": step_us,
-            "dram_us": dram_us, "mma_us": mma_us, "expected_us": max(dram_us, mma_us) + FIXED_US}
-
-
-def smem_efficiency(tile_n: int, cta_group: int = 1) -> float:
-    """The MMA rate a tile reaches against the shared-memory reads its instructions make, per SM and K
-    block: A's 128 rows plus the B rows this SM holds (tile_n, or tile_n / 2 with a CTA pair), per output
-    element of the SM's 128 x tile_n. 128 x 128 on one CTA (2 bytes per element per 128 K) is taken as
-    the balance point; the same assumption gives NARROW_EFFICIENCY = 2/3 for 128 x 64."""
-    per_element = (128 + tile_n / cta_group) / (128 * tile_n)
-    balance = (128 + 128) / (128 * 128)
-    return min(1.0, balance / per_element)
-
-
-def pair_estimate(m: int, n: int, k: int, l: int, num_b: int, tile_n: int) -> dict:
-    """The model for a 2-CTA (cta_group::2) config: 256 x tile_n tiles over CTA pairs, each SM computing
-    its 128 rows x tile_n at smem_efficiency(tile_n, 2); DRAM bytes as the one-CTA kernel's (every
-    operand read once)."""
-    e = gemm_like_estimate(m, n, k, l, num_b, tile_n)
-    tiles = (m // 256) * (n // tile_n) * l
-    waves = math.ceil(2 * tiles / SMS)
-    step_us = 2 * 128 * tile_n * 256 * num_b / (SM_FLOPS * smem_efficiency(tile_n, 2)) * 1e6
-    mma_us = waves * e["k_steps"] * step_us
-    return {**e, "tiles": tiles, "ctas": 2 * tiles, "waves": waves, "step_us": step_us, "mma_us": mma_us,
-            "expected_us": max(e["dram_us"], mma_us) + FIXED_US}
-
-
-def group_pair_estimate(ms, ns, ks) -> dict:
-    """The model for the grouped "cta2" variant (A and B swapped, 2-CTA MMAs): the bytes of all groups
-    against the busiest pair's K steps (schedule_sm100.pair_schedule), each SM computing 128 rows of N x
-    tile_n rows of M (padded past M) at smem_efficiency(tile_n, 2)."""
-    from problems.group_gemm.config import choose_sm100_cta2
-    from problems.group_gemm.schedule_sm100 import pair_schedule
-
-    sizes = [(m, n, k, 1) for m, n, k in zip(ms, ns, ks)]
-    e = group_estimate(ms, ns, ks)
-    tile_n = choose_sm100_cta2(sizes, SMS).tile_n
-    work = pair_schedule(sizes, tile_n, SMS)
-    busiest = max((sum(sizes[g][2] // 256 for g, _, _ in tiles) for tiles in work), default=0)
-    step_us = 2 * 128 * tile_n * 256 / (SM_FLOPS * smem_efficiency(tile_n, 2)) * 1e6
-    mma_us = busiest * step_us
-    return {**e, "tile_n": tile_n, "ctas": 2 * len(work), "k_steps": busiest, "step_us": step_us, "mma_us": mma_us,
-            "expected_us": max(e["dram_us"], mma_us) + FIXED_US}
-
-
-# The best published B200 time per group_gemm benchmark case (us; issue 25's table of the top entries).
-GROUP_BEST_ENTRY_US = (27.9, 19.4, 8.48, 6.43)
-
-# The best published B200 time per dual_gemm benchmark case (us; gau-nernst's gpu-mode-kernels write-up,
-# issue 25), for the variant table.
-DUAL_BEST_ENTRY_US = (12.4, 16.4, 9.43, 16.3)
-
-
-def variant_table() -> str:
-    """The "cta2" variants of the dual GEMM and the grouped GEMM next to the conservative kernels, per
-    benchmark case (a model)."""
-    from problems.dual_gemm.config import choose_sm100_cta2
-
-    lines = ["dual_gemm variants (MODEL, not measured): conservative | cta2 | best entry"]
-    for case, best in zip(benchmark_cases("dual_gemm"), DUAL_BEST_ENTRY_US):
-        m, n, k, l = (case[x] for x in ("m", "n", "k", "l"))
-        cons = expected_us("dual_gemm", case)
-        cfg = choose_sm100_cta2(m, n, k, l, SMS)
-        pair = pair_estimate(m, n, k, l, 2, cfg.tile_n)
-        lines.append(f"  m={m} n={n} k={k} l={l}: {cons['expected_us']:5.2f} us (128 x {cons['tile_n']}) | "
-                     f"{pair['expected_us']:5.2f} us (256 x {cfg.tile_n}, {pair['ctas']} CTAs) | {best} us")
-    lines.append("group_gemm variants (MODEL, not measured): conservative | cta2 | best entry")
-    for case, best in zip(benchmark_cases("group_gemm"), GROUP_BEST_ENTRY_US):
-        cons = expected_us("group_gemm", case)
-        pair = group_pair_estimate(case["m"], case["n"], case["k"])
-        lines.append(f"  g={case['g']} m={case['m']}: {cons['expected_us']:5.2f} us (128 x {cons['tile_n']}) | "
-                     f"{pair['expected_us']:5.2f} us (N 256 x M {pair['tile_n']}, {pair['ctas']} CTAs) | {best} us")
-    return "\n".join(lines)
-
-
 def expected_us(problem: str, case: dict) -> dict:
-    if problem == "gemv":
-        return gemv_estimate(case["m"], case["k"], case["l"])
-    if problem == "group_gemm":
-        return group_estimate(case["m"], case["n"], case["k"])
-    m, n, k, l = (case[x] for x in ("m", "n", "k", "l"))
-    if problem == "gemm":
-        from problems.gemm.config import choose_sm100
-    else:
-        from problems.dual_gemm.config import choose_sm100
-    return gemm_like_estimate(m, n, k, l, 1 if problem == "gemm" else 2, choose_sm100(m, n, k, l, SMS).tile_n)
+    """The model's estimate of the conservative kernel on one benchmark case (scripts/b200_model.py)."""
+    return M.expected(problem, case, M.CONSERVATIVE)
 
 
 def yaml_of(problem: str) -> dict:
@@ -205,9 +79,10 @@ def tiling_line(e: dict) -> str:
 
 
 def model_table() -> str:
-    """One line per benchmark case (bytes, DRAM and MMA time, expected time, SOL), the GEMM family's
-    tiling under it, and per problem the geomean of the expected times against the SOL's."""
-    lines = []
+    """The calibration; one line per benchmark case (bytes, DRAM and MMA time, expected time and range,
+    SOL), the GEMM family's tiling under it, per problem the geomean against the SOL's; then per problem
+    the conservative kernel and each variant next to the entries (`variant_tables`)."""
+    lines = [*M.calibration_lines(), ""]
     for problem in PROBLEMS:
         sol = yaml_of(problem)["speed_of_light_b200_us"]
         expected = []
@@ -215,13 +90,69 @@ def model_table() -> str:
             e = expected_us(problem, case)
             expected.append(e["expected_us"])
             shape = " ".join(f"{k}={v}" for k, v in case.items() if k != "seed")
+            lo, hi = e["range_us"]
             lines.append(f"{problem:9} {shape:28} {e['bytes'] / 1e6:7.1f} MB  dram {e['dram_us']:6.2f} us  "
-                         f"mma {e.get('mma_us', 0):6.2f} us  expected {e['expected_us']:6.2f} us  SOL {s:6.3f} us")
+                         f"mma {e.get('mma_us', 0):6.2f} us  expected {e['expected_us']:6.2f} us "
+                         f"[{lo:.1f}, {hi:.1f}]  SOL {s:6.3f} us")
             if "tiles" in e:
                 lines.append(tiling_line(e))
         mean, mean_sol = geomean(expected), geomean(sol[: len(expected)])
         lines.append(f"{problem:9} geomean: expected {mean:.2f} us, SOL {mean_sol:.3f} us ({mean / mean_sol:.2f}x)")
+    lines += ["", *variant_tables()]
     return "\n".join(lines)
+
+
+def registered(problem: str) -> dict:
+    try:
+        return variant_registry(problem)
+    except (ImportError, AttributeError):
+        return {}
+
+
+def variant_tables() -> list[str]:
+    """Per problem: each case's modelled time of the conservative kernel and of every variant (registered
+    in config.py SM100_VARIANTS or modelled from its technique), next to the entry with the same technique
+    and the write-up's fastest; then every case where the model is faster than the same-technique entry,
+    with the reason. Every time of ours is labelled "model"."""
+    from shared.sm100_variants import case_shape, chooser_args
+
+    lines, faster = [], []
+    for problem in PROBLEMS:
+        reg = registered(problem)
+        names = list(dict.fromkeys([*reg, *M.MODELLED[problem]]))
+        best, same = M.best_entries(problem)
+        lines.append(f"{problem}: model us per case [range]; entries measured on a B200 by their author")
+        header = ["case"] + [f"{n} (model)" + ("" if n in reg else " [not registered]") for n in names]
+        header += [f"{e['name']} (entry, = {v})" for v, e in same.items()]
+        if best is not None:
+            header.append(f"{best['name']} (best entry)")
+        lines.append(" | ".join(header))
+        for i, case in enumerate(benchmark_cases(problem)):
+            shape = case_shape(problem, case)
+            row = [f"{i}"]
+            for name in names:
+                variant = reg.get(name)
+                if variant is not None and variant.choose(*chooser_args(problem, shape, SMS)) is None:
+                    row.append("n/a (does not apply)")
+                    continue
+                e = M.expected(problem, case, name)
+                if e is None:
+                    row.append("no estimate")
+                    continue
+                lo, hi = e["range_us"]
+                row.append(f"{e['expected_us']:.2f} [{lo:.1f}, {hi:.1f}] {e['bound']}")
+                if name in same:
+                    why = M.faster_than_entry(problem, name, i, e, same[name])
+                    if why:
+                        faster.append(why)
+            row += [f"{e['us'][i]}" for e in same.values()]
+            if best is not None:
+                row.append(f"{best['us'][i]}")
+            lines.append(" | ".join(row))
+        lines.append("")
+    lines.append("model faster than the entry with the same technique:" + ("" if faster else " none"))
+    lines += [f"  {w}" for w in faster]
+    return lines
 
 
 # ------------------------------------------------------------------------------------ running
@@ -237,6 +168,12 @@ def b200_present() -> tuple[bool, str]:
     if cap != (10, 0):
         return False, f"the GPU is {name} (sm_{cap[0]}{cap[1]}), not a B200 (sm_100)"
     return True, name
+
+
+def device_sm_count() -> int:
+    import torch
+
+    return torch.cuda.get_device_properties(0).multi_processor_count
 
 
 def run(cmd: list[str], cwd: Path = ROOT, env: dict | None = None, timeout: int = 1800) -> dict:
@@ -292,6 +229,136 @@ def verdicts(report: dict) -> dict:
     return out
 
 
+# ------------------------------------------------------------------------------------ variants and gates
+GATES_PATH = ROOT / "results" / "b200" / "gates.json"
+
+
+def variant_registry(problem: str) -> dict:
+    import importlib
+
+    return importlib.import_module(f"problems.{problem}.config").SM100_VARIANTS
+
+
+def case_line(case: dict) -> str:
+    from harness.problem import describe_case
+
+    return describe_case(case)
+
+
+def applicable(problem: str, variant, case: dict, sm_count: int = SMS) -> bool:
+    from shared.sm100_variants import CONSERVATIVE, case_shape, chooser_args
+
+    if variant.name == CONSERVATIVE:
+        return True
+    return variant.choose(*chooser_args(problem, case_shape(problem, case), sm_count)) is not None
+
+
+def variant_runs(problem: str, work: Path, sm_count: int) -> dict:
+    """Every registered variant forced through the gate on the benchmark cases it applies to: stress data
+    (test mode), then leaderboard mode. Returns {"cases": [...], "steps": {variant: {...}}} in the gates
+    table's per-case form (`verdicts_of`)."""
+    import os
+
+    from shared.sm100_gates import FORCE_ENV
+
+    cases = benchmark_cases(problem)
+    steps = {}
+    for name, variant in variant_registry(problem).items():
+        which = [c for c in cases if applicable(problem, variant, c, sm_count)]
+        if not which:
+            steps[name] = {"applies": []}
+            continue
+        env = {**os.environ, FORCE_ENV: name}
+        lines = [a for c in which for a in ("--case", case_line(c))]
+        steps[name] = {"applies": [case_line(c) for c in which]}
+        for mode, data in (("test", "stress"), ("leaderboard", "leaderboard")):
+            out = work / f"{problem}-{name}-{data}.json"
+            step = run([sys.executable, "-m", "harness.eval", problem, "--mode", mode, "--data", data, "--json",
+                        str(out), *lines], env=env)
+            step["json"] = json.loads(out.read_text()) if out.exists() else None
+            steps[name]["stress" if data == "stress" else "leaderboard"] = step
+    return {"cases": verdicts_of(problem, cases, steps), "steps": steps}
+
+
+def _case_results(step: dict | None) -> dict:
+    """{case line: evaluator case result} of one evaluator step."""
+    doc = (step or {}).get("json") or {}
+    impl = next(iter((doc.get("impls") or {}).values()), {})
+    return {case_line(c["case"]): c for c in impl.get("cases", []) if c.get("case")}, impl.get("error")
+
+
+def verdicts_of(problem: str, cases: list[dict], steps: dict) -> list[dict]:
+    """Per benchmark case: each variant's verdict (correct, or the failure) and mean us, and the chosen one:
+    the fastest correct variant, conservative on ties and where none is correct."""
+    from shared.sm100_variants import CONSERVATIVE, case_key, case_shape
+
+    out = []
+    for case in cases:
+        line = case_line(case)
+        variants = {}
+        for name, step in steps.items():
+            if line not in step.get("applies", []):
+                variants[name] = {"correct": None, "failure": "not applicable to this shape", "mean_us": None}
+                continue
+            stress, stress_error = _case_results(step.get("stress"))
+            lb, lb_error = _case_results(step.get("leaderboard"))
+            s, r = stress.get(line), lb.get(line)
+            failure = None
+            if s is None or s.get("status") != "pass":
+                failure = f"stress data: {(s or {}).get('error') or stress_error or 'no result'}"
+            elif r is None or r.get("status") != "pass":
+                failure = f"leaderboard mode: {(r or {}).get('error') or lb_error or 'no result'}"
+            mean = ((r or {}).get("stats") or {}).get("mean")
+            variants[name] = {"correct": failure is None and mean is not None, "failure": failure,
+                              "mean_us": round(mean / 1e3, 4) if failure is None and mean else None}
+        correct = [(v["mean_us"], name != CONSERVATIVE, name) for name, v in variants.items() if v["correct"]]
+        chosen = min(correct)[2] if correct else CONSERVATIVE
+        out.append({"key": case_key(case_shape(problem, case)), "case": case, "chosen": chosen,
+                    "variants": variants})
+    return out
+
+
+def device_record() -> dict:
+    """The device and versions a table is measured with (harness.eval's environment record)."""
+    import torch
+
+    from harness.eval import environment
+
+    env = environment("cuda")
+    cap = list(torch.cuda.get_device_capability(0))
+    return {"device": env.get("device"), "capability": cap,
+            "sm_count": torch.cuda.get_device_properties(0).multi_processor_count,
+            "versions": {k: env.get(k) for k in ("python", "torch", "nvidia-cutlass-dsl", "cuda")},
+            "commit": env.get("commit"), "dirty": env.get("dirty")}
+
+
+class NotB200(Exception):
+    """A gates table may only come from a B200 (compute capability 10.0)."""
+
+
+def write_gates(problems: dict, record: dict, path: Path | None = None, date: str | None = None) -> dict:
+    """Write (or update, problem by problem) the gates table. `problems`: {problem: {"cases": [...]}} from
+    variant_runs; `record`: device_record() of the device that ran them. Refuses any device but a B200."""
+    from shared.sm100_variants import SCHEMA
+
+    if list(record.get("capability") or []) != [10, 0]:
+        raise NotB200(f"the gates table is written only from a B200 (compute capability 10.0); this run's device "
+                      f"is {record.get('device')!r} with capability {record.get('capability')!r}")
+    path = path or GATES_PATH
+    date = date or dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+    old = json.loads(path.read_text()) if path.is_file() else {}
+    if old.get("sm_count") not in (None, record["sm_count"]) or old.get("schema") not in (None, SCHEMA):
+        old = {}  # another device or schema: its cases are not comparable with these
+    table = {"schema": SCHEMA, **{k: record.get(k) for k in ("device", "capability", "sm_count", "versions",
+                                                              "commit", "dirty")}, "date": date,
+             "problems": dict(old.get("problems") or {})}
+    for problem, part in problems.items():
+        table["problems"][problem] = {"commit": record.get("commit"), "date": date, "cases": part["cases"]}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(table, indent=1, sort_keys=True, default=str) + "\n")
+    return table
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--reference-kernels", type=Path, help="a gpu-mode/reference-kernels checkout")
@@ -302,10 +369,12 @@ def main(argv=None) -> int:
     ap.add_argument("--problem", action="append", choices=PROBLEMS, help="only this problem (repeatable)")
     ap.add_argument("--tier", choices=("run", "skip", "only"), default="run",
                     help="the sm100 test tier: run it (default), skip it, or run only it (no evaluator steps)")
+    ap.add_argument("--variants", choices=("run", "skip", "only"), default="run",
+                    help="the variants stage and the gates table: run it (default), skip it, or run only it")
+    ap.add_argument("--gates", type=Path, default=None, help="the gates table to write (results/b200/gates.json)")
     args = ap.parse_args(argv)
     if args.model:
         print(model_table())
-        print(variant_table())
         return 0
     ok, what = b200_present()
     if not ok:
@@ -331,6 +400,10 @@ def main(argv=None) -> int:
         work = Path(tmp)
         for problem in problems:
             steps = report["steps"][problem]
+            if args.variants != "skip":
+                report.setdefault("variants", {})[problem] = variant_runs(problem, work, device_sm_count())
+            if args.variants == "only":
+                continue
             if args.tier != "skip":
                 steps["sm100_tier"] = tier if problem != "gemv" else ready
                 steps["readiness"] = ready
@@ -338,6 +411,17 @@ def main(argv=None) -> int:
             steps["leaderboard"] = evaluator(problem, "leaderboard", "leaderboard", work / f"{problem}-lb.json")
             if args.reference_kernels:
                 steps["reference_eval"] = reference_eval(problem, args.reference_kernels.resolve(), work / "ref")
+    if args.variants != "skip":
+        report["gpu"] = device_record()
+        write_gates({p: {"cases": v["cases"]} for p, v in report["variants"].items()}, report["gpu"], args.gates)
+        for problem, v in report["variants"].items():
+            for c in v["cases"]:
+                print(f"{problem:9} {c['key']:40} gate: {c['chosen']}")
+        print(f"gates table: {args.gates or GATES_PATH}")
+    if args.variants == "only":
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(report, indent=1, default=str) + "\n")
+        return 0
     report["verdicts"] = verdicts(report)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(report, indent=1, default=str) + "\n")

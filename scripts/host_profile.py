@@ -4,7 +4,7 @@
 For each problem's first benchmark case (group_gemm: also 16 groups, the second case's groups twice), on
 the submission's fast path: the median host us (GPU kept busy, harness.timing.host_us_per_call) of the
 whole custom_kernel call and of its parts: the check that the same tuple is unchanged
-(PreparedCalls.seen: its lists' items, then tensor_state of the kernel's tensors), the tensor_state read
+(PreparedCalls.seen: its lists' items, then the TensorState of the kernel's tensors), that state check
 alone, the identity key a new tuple of the same tensors is looked up by, and the prepared launch (the
 DSL's compiled host code: TMA descriptors and the driver's launch). Two scales come first: a small torch
 op, and the driver's launch of an empty kernel (cuda-python cuLaunchKernel): no launch costs less.
@@ -103,11 +103,11 @@ def parts_of(name: str, case: dict, seed: int) -> dict:
     seen = dispatch.prepared.seen(data)
     if seen is None:
         raise RuntimeError(f"{name}: the call was not remembered (no kernel takes it on this GPU?)")
-    tensors = seen.tensors
+    state = seen.state
     return {
         "custom_kernel": lambda: sub.custom_kernel(data),
         "seen(data): unchanged?": lambda: dispatch.prepared.seen(data),
-        f"tensor_state ({len(tensors)} tensors)": lambda: host.tensor_state(tensors),
+        f"tensor state same? ({len(state.tensors)} tensors)": state.same,
         "identity key (a new tuple)": lambda: (host.identity_key(dispatch.tensors(data)), dispatch.sizes(data)),
         "prepared launch": seen.call,
     }

@@ -109,7 +109,8 @@ def jobs():
 def _cfg_name(cfg) -> str:
     from dataclasses import fields
 
-    return "_".join(f"{f.name}{getattr(cfg, f.name)}" for f in fields(cfg))
+    # host-only fields (the grouped schedule's group order) do not reach the binary
+    return "_".join(f"{f.name}{getattr(cfg, f.name)}" for f in fields(cfg) if not f.metadata.get("host_only"))
 
 
 def sass_text(cubin: Path) -> str:

@@ -115,3 +115,101 @@ def emulate(problem: str, config, data, grid: int):
             tile += grid
     assert (done == 1).all(), "a tile was computed twice or never"
     return torch.from_numpy(out).to(torch.float16).permute(1, 2, 0)
+
+
+# ------------------------------------------------------------------------------------- split-K
+class SplitKTrace:
+    """What `emulate_splitk` saw: C, and per output tile the times each K block was accumulated
+    (`k_blocks` [tiles, K blocks]), each exchange slot written and read (`written`, `read` [tiles,
+    ranks, slots]), each rank's partial of each subtile reduced into C (`reduced` [tiles, ranks,
+    subtiles]) and each element of C stored (`stored` [L, M, N])."""
+
+    def __init__(self, **kw):
+        self.__dict__.update(kw)
+
+
+def emulate_splitk(config, m: int, n: int, k: int, l: int, seed: int = 0) -> SplitKTrace:
+    """The splitk_swap variant's data movement on the host, walking the kernel's own pieces
+    (shared/cute/sm100_splitk.py): cluster y takes tile SplitKScheduler.coord(y); its rank r's TMA warp
+    loads K block `k_block(tile, i)` for i < `k_tiles(tile, K blocks)` and its MMAs accumulate them
+    into the swapped partial D_r[n, m]; the epilogue of rank r keeps the subtiles `splitk_owner` gives
+    it and stores every other one, 16-byte vector by vector, into the owner's exchange buffer at
+    `splitk_slot` (the buffer holds the kernel's `exchange_bytes`); each owner adds its buffer's slots
+    and stores fp16-free (exact) sums to C through the transposed view. Operands are small random
+    integers, so every sum is exact and C must equal A . B^T bit for bit."""
+    from problems.gemm.kernel_sm100 import NvFp4GemmSm100SplitK
+    from shared.cute import sm100_splitk as sk
+
+    kern = NvFp4GemmSm100SplitK(config)
+    splits, subtiles, vectors = kern.splits, kern.subtiles, kern.vectors
+    threads, cols = 32 * len(bs.EPILOGUE_WARPS), sk.EPI_SUBTILE
+    n_slots = kern.exchange_bytes // (16 * threads)
+    rng = np.random.default_rng(seed)
+    A = rng.integers(-3, 4, (l, m, k)).astype(np.float64)
+    B = rng.integers(-3, 4, (l, n, k)).astype(np.float64)
+    tiles_m, tiles_n, kc = n // CTA_M, m // config.tile_n, k // K_BLOCK  # the swapped tile counts
+    n_tiles = tiles_m * tiles_n * l
+    C = np.full((l, m, n), np.nan)
+    k_blocks = np.zeros((n_tiles, kc), int)
+    written = np.zeros((n_tiles, splits, n_slots), int)
+    read = np.zeros((n_tiles, splits, n_slots), int)
+    reduced = np.zeros((n_tiles, splits, subtiles), int)
+    stored = np.zeros((l, m, n), int)
+    for tile in range(n_tiles):  # one cluster per tile
+        partial, buffers = [], np.full((splits, n_slots, threads, 4), np.nan)
+        for r in range(splits):
+            sched = sk.SplitKScheduler(tiles_m, tiles_n, l, splits, kc, split=r)
+            tm, tn, tl = (int(x) for x in sched.coord(cutlass.Int32(tile)))
+            rows = slice(tm * CTA_M, (tm + 1) * CTA_M)  # N rows: the MMA's A
+            mcols = slice(tn * config.tile_n, (tn + 1) * config.tile_n)  # M: the MMA's B
+            acc = np.zeros((CTA_M, config.tile_n))
+            for i in range(int(sched.k_tiles(cutlass.Int32(tile), cutlass.Int32(kc)))):
+                kb = int(sched.k_block(cutlass.Int32(tile), cutlass.Int32(i)))
+                k_blocks[tile, kb] += 1
+                ks = slice(kb * K_BLOCK, (kb + 1) * K_BLOCK)
+                acc += B[tl, rows, ks] @ A[tl, mcols, ks].T
+            partial.append(acc)
+        for r in range(splits):  # phase 1: sends (thread t holds accumulator row t)
+            for sub in range(subtiles):
+                owner = sk.splitk_owner(sub, splits)
+                if owner == r:
+                    continue
+                slot = sk.splitk_slot(r, owner, sub, splits, subtiles) * vectors
+                for v in range(vectors):
+                    assert 0 <= slot + v < n_slots, f"slot {slot + v} outside the {n_slots}-slot exchange buffer"
+                    buffers[owner, slot + v] = partial[r][:, sub * cols + 4 * v : sub * cols + 4 * v + 4]
+                    written[tile, owner, slot + v] += 1
+        for r in range(splits):  # phase 2, after the cluster barrier: the owners add and store
+            for sub in range(subtiles):
+                if sk.splitk_owner(sub, splits) != r:
+                    continue
+                kept = partial[r][:, sub * cols : (sub + 1) * cols].copy()
+                for sender in range(splits):
+                    if sender == r:
+                        continue
+                    slot = sk.splitk_slot(sender, r, sub, splits, subtiles) * vectors
+                    for v in range(vectors):
+                        kept[:, 4 * v : 4 * v + 4] += buffers[r, slot + v]
+                        read[tile, r, slot + v] += 1
+                    reduced[tile, sender, sub] += 1
+                reduced[tile, r, sub] += 1  # the owner's own partial, from registers
+                ms = np.arange(tn * config.tile_n + sub * cols, tn * config.tile_n + (sub + 1) * cols)
+                ns = np.arange(tm * CTA_M, (tm + 1) * CTA_M)
+                C[tl, ms[None, :], ns[:, None]] = kept  # D[n, m] -> C[m, n]
+                stored[tl, ms[None, :], ns[:, None]] += 1
+    ref = np.einsum("lmk,lnk->lmn", A, B)
+    return SplitKTrace(C=C, ref=ref, k_blocks=k_blocks, written=written, read=read, reduced=reduced,
+                       stored=stored, n_slots=n_slots)
+
+
+def check_splitk_trace(t: SplitKTrace) -> None:
+    """AssertionError unless every K block of every tile was accumulated by exactly one rank, every
+    exchange slot in use was written once and read once, every rank's partial of every subtile was
+    reduced exactly once, every element of C stored once, and C = A . B^T exactly."""
+    bad = np.argwhere(t.k_blocks != 1)
+    assert not len(bad), f"(tile, K block) accumulated {t.k_blocks[tuple(bad[0])]} times: {bad[:4].tolist()}"
+    assert ((t.written == t.read) & (t.written <= 1)).all(), "an exchange slot written twice, or written and not read"
+    bad = np.argwhere(t.reduced != 1)
+    assert not len(bad), f"(tile, rank, subtile) partial reduced {t.reduced[tuple(bad[0])]} times: {bad[:4].tolist()}"
+    assert (t.stored == 1).all(), "an element of C stored twice or never"
+    assert np.array_equal(t.C, t.ref), "C differs from A . B^T"

@@ -201,3 +201,29 @@ def with_equal_predicates(lines: list[str], known: dict) -> dict:
             if d == single[p]:
                 out[q] = value
     return out
+
+
+_CMP = {"eq": lambda a, b: a == b, "ne": lambda a, b: a != b, "lt": lambda a, b: a < b,
+        "le": lambda a, b: a <= b, "gt": lambda a, b: a > b, "ge": lambda a, b: a >= b}
+
+
+def compared_register(lines, pred: str) -> str:
+    """The register a predicate compares with an immediate (`setp.<cmp>.<type> pred, %rX, imm`, the one
+    definition of pred)."""
+    defs = [m for ln in lines if (m := re.match(rf"setp\.\w+\.[bsu]32\s+{re.escape(pred)}, (%r\d+), -?\d+;", ln))]
+    assert len(defs) == 1, (pred, defs)
+    return defs[0].group(1)
+
+
+def role_predicates(lines, reg: str, value: int) -> dict:
+    """{pred: bool} for every `setp.<cmp>.<s32|b32|u32> %p, reg, imm` when `reg` (defined once, e.g. the
+    warp index) holds `value`: the branches one warp role takes, for escapes_without."""
+    defs = [ln for ln in lines if re.match(rf"\S+\s+{re.escape(reg)},", ln)]
+    assert len(defs) == 1, (reg, defs)
+    known = {}
+    for ln in lines:
+        m = re.match(rf"setp\.(\w+)\.[bsu]32\s+(%p\d+), {re.escape(reg)}, (-?\d+);", ln)
+        if m and m.group(1) in _CMP:
+            assert m.group(2) not in known, f"{m.group(2)} defined twice"
+            known[m.group(2)] = _CMP[m.group(1)](value, int(m.group(3)))
+    return known

@@ -273,3 +273,116 @@ def test_matches_reference_on_b200(generator, submission):
             torch.cuda.synchronize()
             ok, message = check_groups(out, want, PROBLEM.rtol, PROBLEM.atol)
             assert ok, f"{case} ({generator}): {message}"
+
+
+# ------------------------------------------------------------------------------ the msorted variant
+def device_walk(rows, total, sm_count):
+    """What GroupTileScheduler does with the metadata rows and the launch's tile count, on the host: per
+    CTA b of a grid of min(total, SMs), tiles b, b + grid, ...; a tile's row is the last one whose first
+    tile is <= it, its coordinates M-fastest inside that row's tiles; the tile's C is the row's C
+    address. Returns the stores (C address, M tile, N tile, K blocks) per CTA, in order."""
+    starts = [r[K.COL_TILE_START] for r in rows]
+    grid = min(total, sm_count)
+    work = []
+    for b in range(grid):
+        stores = []
+        for t in range(b, total, grid):
+            g = 0
+            for i in range(1, len(rows)):
+                if starts[i] <= t:
+                    g = i
+            local = t - starts[g]
+            tiles_m = rows[g][K.COL_TILES_M]
+            stores.append((rows[g][K.PTR_C], local % tiles_m, local // tiles_m, rows[g][K.COL_K_TILES]))
+        work.append(stores)
+    return work
+
+
+def check_coverage(rows, sizes, addresses, tile_n, sm_count):
+    """Every tile of every group's C stored exactly once, with that group's K blocks, by the device walk
+    of the metadata rows (the launch's tile count is prepare()'s: all groups' tiles); AssertionError
+    naming the first tile that is not."""
+    total = schedule.tile_starts(sizes, tile_n)[-1]
+    stores = [s for cta in device_walk(rows, total, sm_count) for s in cta]
+    want = {(addresses[g][4], tm, tn, sizes[g][2] // bs.K_TILE) for g, tm, tn in brute_force(sizes, tile_n)}
+    seen = set()
+    for s in stores:
+        assert s not in seen, f"tile {s} stored twice"
+        assert s in want, f"tile {s} is no tile of any group"
+        seen.add(s)
+    missing = want - seen
+    assert not missing, f"{len(missing)} tiles never stored, e.g. {sorted(missing)[0]}"
+
+
+def _addresses(sizes):
+    return [tuple(1000 * g + i for i in range(1, 6)) for g in range(len(sizes))]
+
+
+@pytest.mark.parametrize("sizes", SCHEDULE_CASES)
+def test_msorted_rows_cover_every_tile_once_and_match_the_host_schedule(sizes):
+    """The metadata rows in M-sorted order, walked as the device walks them: every group's C gets each
+    of its tiles once, in the order schedule_sm100.schedule gives for that group order."""
+    from problems.group_gemm.order import group_rank
+
+    order = group_rank(sizes, "msorted")
+    addresses = _addresses(sizes)
+    for tile_n, sms in itertools.product(SM100_TILE_NS, (1, 7, 148)):
+        if any(n % tile_n for _, n, _, _ in sizes):
+            continue
+        rows = K.metadata_rows(sizes, addresses, tile_n, order)
+        assert [r[K.COL_M] for r in rows] == sorted((m for m, _, _, _ in sizes), reverse=True)
+        check_coverage(rows, sizes, addresses, tile_n, sms)
+        by_c = {addresses[g][4]: g for g in range(len(sizes))}
+        total = schedule.tile_starts(sizes, tile_n)[-1]
+        walked = [[(by_c[c], tm, tn) for c, tm, tn, _ in cta] for cta in device_walk(rows, total, sms)]
+        assert walked == schedule.schedule(sizes, tile_n, sms, order)
+
+
+@pytest.mark.parametrize("broken", [lambda o: o[:-1] + o[:1], lambda o: o[:-1]], ids=["duplicated", "dropped"])
+def test_coverage_check_fails_for_an_order_that_duplicates_or_drops_a_group(broken, monkeypatch):
+    """Broken on purpose: the permutation check bypassed, an order that names one group twice (and
+    another never) or drops a group: the device walk of its rows misses that group's C."""
+    sizes = BENCH[0]
+    order = broken(list(range(len(sizes)))[::-1])
+    monkeypatch.setattr(schedule, "check_permutation", lambda o, _g: list(o))
+    rows = K.metadata_rows(sizes, _addresses(sizes), 128, order)
+    with pytest.raises(AssertionError, match="never stored|stored twice|is no tile of any group"):
+        check_coverage(rows, sizes, _addresses(sizes), 128, 148)
+
+
+def test_an_order_that_is_not_a_permutation_is_refused():
+    sizes = BENCH[2]
+    with pytest.raises(ValueError, match=r"expected a permutation of 0..1, got \[1, 1\]"):
+        K.metadata_rows(sizes, _addresses(sizes), 128, [1, 1])
+    with pytest.raises(ValueError, match="got \\[0\\]"):
+        schedule.schedule(sizes, 128, 148, [0])
+
+
+def test_msorted_chooser_and_registry():
+    from problems.group_gemm.config import SM100_VARIANTS, choose_sm100_msorted
+
+    assert {"conservative", "msorted"} <= set(SM100_VARIANTS)
+    assert SM100_VARIANTS["conservative"].choose is choose_sm100
+    for sizes in BENCH:  # no benchmark case lists its groups by descending M
+        cfg = choose_sm100_msorted(sizes)
+        assert cfg.order == "msorted" and K.NvFp4GroupGemmSm100.can_implement(sizes, cfg)
+        # every group in a benchmark case has one K: the model's busiest CTA is the same in either order
+        assert cfg.tile_n == choose_sm100(sizes).tile_n
+    assert choose_sm100_msorted([(384, 4096, 1536, 1), (128, 4096, 1536, 1)]) is None  # already sorted
+    # where K differs, the order changes the model's busiest CTA
+    sizes = [(64, 128, 4096, 1), (384, 128, 1024, 1), (128, 128, 4096, 1), (64, 128, 1024, 1)]
+    assert [schedule.estimated_cost(sizes, 128, 2, o) for o in (None, [1, 2, 0, 3])] == [10752, 7680]
+
+
+def test_msorted_compiles_to_the_conservative_binary(dump_root):
+    """The group order is host-side: the config that carries it compiles to byte-identical PTX."""
+    from dataclasses import replace
+
+    base = choose_sm100(BENCH[0])
+    _, ptx_base, _ = artifacts(base, dump_root)
+    sorted_cfg = replace(base, order="msorted")
+    out = dump_root / "msorted"
+    out.mkdir(exist_ok=True)
+    K.compile_for(sorted_cfg, options=f"--keep-ptx --dump-dir {out}")
+    (ptx,) = glob.glob(str(out / "*.ptx"))
+    assert Path(ptx).read_text() == ptx_base

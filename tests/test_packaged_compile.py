@@ -91,6 +91,38 @@ VARIANTS = [("dual_gemm", "cta2", [PAIR_MMA, r"tcgen05\.commit\.cta_group::2\.\S
                                     r"tensormap\.replace\.tile\.global_address"])]
 
 
+# The child for a variant of a problem's sm100 kernel (problems/<problem>/config.py SM100_VARIANTS):
+# compile the config the variant chooses for one shape. One child per config: after CuTe DSL 4.3.5 has
+# met the missing driver once, a second compile in the same process fails differently.
+# argv: directory of submission.py, problem, variant, dump directory, the shape as JSON.
+VARIANT_CHILD = r'''
+import glob, json, sys
+sys.path.insert(0, sys.argv[1])
+import submission
+problem, variant, dump, shape = sys.argv[2], sys.argv[3], sys.argv[4], json.loads(sys.argv[5])
+load = submission._BUNDLE.load
+kmod, cmod = load("problems.%s.kernel_sm100" % problem), load("problems.%s.config" % problem)
+cfg = cmod.SM100_VARIANTS[variant].choose(*shape)
+try:
+    kmod.compile_for(*shape, config=cfg, options="--keep-ptx --keep-cubin --dump-dir " + dump)
+except Exception as e:
+    causes, x = [], e
+    while x is not None:
+        causes.append("%s: %s" % (type(x).__name__, x))
+        x = x.__cause__ or x.__context__
+    written = glob.glob(dump + "/*.ptx") and glob.glob(dump + "/*.cubin")
+    if not (written and any("CudaDriverDependencyError" in c for c in causes)):
+        raise
+print("compiled", shape, cfg)
+'''
+
+# What each variant's PTX must show besides the block-scaled MMA: the technique it adds.
+VARIANT_SIGNATURE = {
+    ("gemm", "splitk_swap"): [r"mapa\.shared::cluster", r"st\.shared::cluster\.v4\.f32", r"barrier\.cluster\.arrive",
+                              r"barrier\.cluster\.wait"],
+}
+
+
 def runner_dsl_version() -> str:
     text = (ROOT / "locks" / "leaderboard.txt").read_text()
     return re.search(r"^nvidia-cutlass-dsl==(\S+)", text, flags=re.M).group(1)
@@ -170,3 +202,49 @@ def test_the_dsl_has_the_launch_halves_the_prepared_launch_uses():
     # The executor's C entry takes the packed argument array, then the status slot, then the kernels.
     packer = inspect.getsource(JitExecutor._get_invoke_packed_args)
     assert "cuda_result" in packer
+
+
+def _package(problem: str, tmp_path: Path) -> None:
+    out = tmp_path / "submission.py"
+    subprocess.run([sys.executable, "-m", "harness.package", problem, "-o", str(out)],
+                   cwd=ROOT, check=True, capture_output=True)
+    (tmp_path / "task.py").write_text("input_t = tuple\noutput_t = object\n")
+
+
+@pytest.mark.parametrize("problem,variant", list(VARIANT_SIGNATURE), ids=[f"{p}-{v}" for p, v in VARIANT_SIGNATURE])
+def test_packaged_sm100_variant_compiles_for_every_benchmark_shape(problem, variant, tmp_path):
+    """Each variant's config for every benchmark shape it applies to, compiled from the packaged file.
+    Under the runner's DSL a variant the registry marks runner_dsl=False is left out (packages for
+    the runner leave it out too)."""
+    import json
+
+    from harness.problem import load_problem
+
+    config = __import__(f"problems.{problem}.config", fromlist=["SM100_VARIANTS"])
+    entry = config.SM100_VARIANTS[variant]
+    if os.environ.get("NVFP4_RUNNER_DSL") and not entry.runner_dsl:
+        pytest.skip(f"{problem}/{variant} is marked runner_dsl=False")
+    shapes = [(c["m"], c["n"], c["k"], c["l"]) for c in load_problem(problem).benchmarks]
+    configs = {entry.choose(*shape) for shape in shapes} - {None}
+    assert configs, f"{variant} applies to no benchmark shape of {problem}"
+    _package(problem, tmp_path)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["CUDA_VISIBLE_DEVICES"] = ""
+    dsl = installed_dsl_version()
+    done = []
+    for shape in shapes:
+        cfg = entry.choose(*shape)
+        if cfg is None or cfg in done:
+            continue
+        done.append(cfg)
+        dump = tmp_path / f"dump{len(done)}"
+        dump.mkdir()
+        run = subprocess.run([sys.executable, "-c", VARIANT_CHILD, str(tmp_path), problem, variant, str(dump),
+                              json.dumps(shape)], cwd=tmp_path, env=env, capture_output=True, text=True)
+        assert run.returncode == 0, f"CuTe DSL {dsl}, {shape}:\n{run.stderr[-3000:]}"
+        (ptx,) = glob.glob(str(dump / "*.ptx"))
+        text = Path(ptx).read_text()
+        for pattern in [SIGNATURE[problem], *VARIANT_SIGNATURE[(problem, variant)]]:
+            assert re.search(pattern, text), f"CuTe DSL {dsl}, {shape}: no {pattern} in the PTX"
+        assert glob.glob(str(dump / "*.cubin")), f"CuTe DSL {dsl}: no cubin"
+    assert len(done) == len(configs)

@@ -228,6 +228,10 @@ def test_registered_and_none_where_it_does_not_apply():
     assert v.choose(256, 4096, 7168, 1) is not None
     with pytest.raises(ValueError, match="m % 256"):
         dual_k.compile_for(128, 512, 512, 1, config=CTA2_CONFIGS[0])
+    # the submission's check before prepare: a cta2 config passes it where its chooser applies, not on 128-row M
+    for shape in cases("dual_gemm", "benchmarks"):
+        assert dual_k.NvFp4DualGemmSm100.can_implement(*shape, v.choose(*shape)), shape
+    assert not dual_k.NvFp4DualGemmSm100.can_implement(384, 4096, 7168, 1, CTA2_CONFIGS[0])
 
 
 def test_pair_mmas(compiled):
@@ -468,6 +472,10 @@ def test_group_chooser_registered_and_none_where_it_does_not_apply():
     assert v.choose is group_config.choose_sm100_cta2 and v.runner_dsl
     for case in load_cases("group_gemm"):
         assert v.choose(_group_sizes(case)) in GROUP_CONFIGS
+    for case in load_cases("group_gemm"):  # the kernel's check takes the cta2 configs (N on the pair's 256 rows)
+        sizes = _group_sizes(case)
+        assert group_k.NvFp4GroupGemmSm100.can_implement(sizes, v.choose(sizes))
+    assert not group_k.NvFp4GroupGemmSm100.can_implement([(128, 384, 512, 1)], GROUP_CONFIGS[0])
     assert v.choose([(128, 384, 512, 1)]) is None  # N not a multiple of 256
     assert v.choose([(128, 512, 384, 1)]) is None  # K not a multiple of 256
 
@@ -585,3 +593,30 @@ def test_break_group_emulation_scale_multicast_without_the_rank(monkeypatch):
     monkeypatch.setattr(layout_probe, "_PROBED", {})
     with pytest.raises(AssertionError, match="group 0"):
         _group_emulation_matches(GROUP_CONFIGS[2])
+
+
+# ------------------------------------------------------------------------------ through the submissions' gate
+def test_the_forced_cta2_variant_reaches_the_submissions_configs(monkeypatch):
+    """Forced (as the b200 variants stage forces it), each submission's sm100_config serves the cta2
+    config its chooser gives, hashable, and the kernel's own check takes it; where the chooser gives
+    None (dual M = 128) the gate falls back to the conservative config."""
+    import importlib
+
+    from harness.worker import install_task_module
+    from shared import sm100_gates
+
+    install_task_module()  # the leaderboard's task module, which the submissions import
+    monkeypatch.setattr(sm100_gates, "TABLE", None)
+    monkeypatch.setenv(sm100_gates.FORCE_ENV, "cta2")
+    dual_sub = importlib.import_module("problems.dual_gemm.submission")
+    group_sub = importlib.import_module("problems.group_gemm.submission")
+    for shape in cases("dual_gemm", "benchmarks"):
+        cfg = dual_sub.sm100_config(*shape, B200_SMS)
+        assert isinstance(cfg, dual_config.DualGemmSm100Cta2Config) and hash(cfg) is not None, shape
+        assert dual_k.NvFp4DualGemmSm100.can_implement(*shape, cfg), shape
+    assert isinstance(dual_sub.sm100_config(128, 4096, 7168, 1, B200_SMS), dual_config.DualGemmSm100Config)
+    for case in load_cases("group_gemm"):
+        sizes = _group_sizes(case)
+        cfg = group_sub.sm100_config(sizes, B200_SMS)
+        assert isinstance(cfg, group_config.GroupGemmSm100Cta2Config) and hash(cfg) is not None, sizes
+        assert group_k.NvFp4GroupGemmSm100.can_implement(sizes, cfg), sizes

@@ -117,6 +117,19 @@ def summary(plan: Plan, doc: dict) -> list[str]:
     return [f"{f['file']:36} exit {f['rc']}  {f['summary']}" for f in doc["files"]]
 
 
+def write_gates_from(doc: dict) -> None:
+    """The gates table from the remote jobs' variants stages (scripts/b200.py write_gates: B200 only)."""
+    from scripts import b200
+
+    try:
+        b200.write_gates({p: {"cases": v["cases"]} for p, v in doc["variants"].items()}, doc.get("gpu") or {})
+    except b200.NotB200 as e:
+        print(f"runner: gates table not written: {e}", file=sys.stderr)
+        return
+    path = b200.GATES_PATH
+    print(f"gates table written to {path.relative_to(REPO) if path.is_relative_to(REPO) else path}")
+
+
 def exit_status(plan: Plan, results: list[dict], errors: list[str], doc: dict) -> int:
     by_index = {r["index"]: r for r in results}
     for i in range(len(plan.jobs)):
@@ -170,6 +183,8 @@ def main(argv: list[str] | None = None, run_jobs=None) -> int:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(doc, indent=1, default=str) + "\n")
     print("\n".join(summary(plan, doc)))
+    if plan.command == "b200" and doc.get("variants"):
+        write_gates_from(doc)
     for job in doc["remote"]["jobs"]:
         if job.get("rc") not in (0, None) and not (plan.command == "test" and job["rc"] == 5):
             print(f"runner: {job['name']}: remote exit {job['rc']}: {job.get('error')}", file=sys.stderr)

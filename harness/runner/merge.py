@@ -120,6 +120,9 @@ def merge_b200(plan: Plan, results: list[dict], prov: Provenance) -> dict:
             verdict["verdict"] = "fail"
             verdict["failed_steps"] = [*verdict["failed_steps"], "sm100_tier"]
         doc["steps"][problem], doc["verdicts"][problem] = steps, verdict
+        if (part.get("variants") or {}).get(problem):  # the variants stage (scripts/b200.py variant_runs)
+            doc.setdefault("variants", {})[problem] = part["variants"][problem]
+            doc["gpu"] = doc.get("gpu") or part.get("gpu")
     doc["device"] = doc["device"] or tier.get("device")
     doc["environment"] = environment(None, results, prov, plan)
     doc["remote"] = remote_section(plan, results)

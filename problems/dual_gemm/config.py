@@ -145,8 +145,8 @@ def choose_sm100_cta2(m: int, n: int, k: int, l: int, sm_count: int = B200_SM_CO
     return DualGemmSm100Cta2Config(tile_n=128, num_acc_stage=1, sm_count=sm_count)
 
 
-# The sm100 variants (shared/sm100_variants.py): a submission serves a variant only where a B200 run
-# found it correct and fastest for the shape; "conservative" is choose_sm100.
+# The sm100 variants (shared/sm100_variants.py): the submission's gate serves a variant only where the
+# B200 gates table found it correct and fastest for the shape; "conservative" is choose_sm100.
 SM100_VARIANTS = {
     "conservative": Sm100Variant(
         "conservative", choose_sm100, runner_dsl=True,

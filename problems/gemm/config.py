@@ -71,8 +71,20 @@ def choose_sm90(m: int, n: int, k: int) -> Sm90Config:
 # ---------------------------------------------------------------------------------------- sm100 (B200)
 from dataclasses import dataclass  # noqa: E402
 
-from shared.cute.sm100_config import MainloopConfig, narrow_tiles_fill_better  # noqa: E402
+from shared.cute.sm100_config import (  # noqa: E402
+    CLUSTER_MAX,
+    EPI_SUBTILE,
+    SF_ATOM_ROWS,
+    SPLITK_SPLITS,
+    TILE_M,
+    MainloopConfig,
+    check_splitk,
+    narrow_tiles_fill_better,
+    splitk_stages,
+)
+from shared.cute.sm100_config import K_TILE as SM100_K_TILE  # noqa: E402
 from shared.devices import B200_SM_COUNT  # noqa: E402
+from shared.sm100_variants import Sm100Variant  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -97,3 +109,61 @@ def choose_sm100(m: int, n: int, k: int, l: int, sm_count: int = B200_SM_COUNT) 
     if narrow_tiles_fill_better(m, n, l, sm_count):
         return GemmSm100Config(tile_n=64, num_acc_stage=2, sm_count=sm_count)
     return GemmSm100Config(tile_n=128, num_acc_stage=2, sm_count=sm_count)
+
+
+@dataclass(frozen=True)
+class GemmSm100SplitKConfig:
+    """The "splitk_swap" variant (shared/cute/sm100_splitk.py): A and B swapped, so the MMA's 128 rows
+    are N and its `tile_n` columns are M; the K blocks of each output tile split over a cluster of
+    `splits` CTAs, whose fp32 partials are summed through distributed shared memory. One output tile
+    per cluster (grid = splits x tiles)."""
+
+    tile_n: int = 128  # the M side of the swapped MMA: 64 or 128
+    splits: int = 2  # CTAs per cluster sharing one output tile
+    sm_count: int = B200_SM_COUNT  # the SMs the chooser filled (the launch is one cluster per tile regardless)
+
+    def __post_init__(self):
+        check_splitk(self.tile_n, self.splits)
+        if self.splits > CLUSTER_MAX:
+            raise ValueError(f"splits = {self.splits}: a portable cluster holds at most {CLUSTER_MAX} CTAs")
+
+    def mainloop(self) -> MainloopConfig:
+        return MainloopConfig(tile_n=self.tile_n, num_b=1, num_acc_stage=1,
+                              num_ab_stage=splitk_stages(self.tile_n, self.splits))
+
+    def check_shape(self, m: int, n: int, k: int, l: int) -> None:
+        """ValueError naming the dimension this variant cannot take (beyond check_problem's)."""
+        if k // SM100_K_TILE < self.splits:
+            raise ValueError(f"k = {k}: {self.splits} splits need at least {self.splits} K blocks of {SM100_K_TILE}")
+
+
+def choose_sm100_splitk(m: int, n: int, k: int, l: int, sm_count: int = B200_SM_COUNT):
+    """The split-K config whose clusters fill the most SMs in one wave (ties: the wider tile, which
+    reads each B row once); None where no split of at least 2 fits in one wave or the shape does not
+    divide into whole tiles. Benchmark shapes on 148 SMs: 128x7168x16384 -> 56 tiles x 2 = 112 CTAs,
+    128x4096x7168 -> 32 x 4 = 128, 128x7168x2048 -> 56 x 2 = 112."""
+    if min(m, n, k, l) <= 0 or n % TILE_M or m % SF_ATOM_ROWS or k % SM100_K_TILE:
+        return None
+    best = None
+    for tile_n in (128, 64):
+        tiles = (n // TILE_M) * (m // tile_n) * l
+        for splits in SPLITK_SPLITS:
+            if (tile_n // EPI_SUBTILE) % splits or tiles * splits > sm_count or k // SM100_K_TILE < splits:
+                continue
+            key = (tiles * splits, tile_n)
+            if best is None or key > best[0]:
+                best = (key, GemmSm100SplitKConfig(tile_n=tile_n, splits=splits, sm_count=sm_count))
+    return None if best is None else best[1]
+
+
+# The sm100 variants (shared/sm100_variants.py): the submission's gate serves a variant only where the
+# B200 gates table found it correct and fastest for the shape; "conservative" is choose_sm100.
+SM100_VARIANTS = {
+    "conservative": Sm100Variant(
+        "conservative", choose_sm100, runner_dsl=True,
+        summary="128 x 64 / 128 x 128 tiles, one-CTA clusters, no split-K (NVIDIA's persistent example's mainloop)"),
+    "splitk_swap": Sm100Variant(
+        "splitk_swap", choose_sm100_splitk,
+        summary="A/B swapped (N fills the MMA's 128 rows), K split over a cluster, fp32 partials summed through DSMEM"),
+}
+

@@ -43,10 +43,11 @@ from __future__ import annotations
 
 import cutlass.cute as cute
 
-from problems.gemm.config import GemmSm100Config, choose_sm100
+from problems.gemm.config import GemmSm100Config, GemmSm100SplitKConfig, choose_sm100
 from shared.cute import launch_queue
 from shared.cute.host import CompileCache, compile_sm100, launch_sm100, prepare_sm100
 from shared.cute.sm100_gemm import Sm100BlockScaledGemm
+from shared.cute.sm100_splitk import Sm100SplitKSwapGemm
 
 
 class NvFp4GemmSm100(Sm100BlockScaledGemm):
@@ -74,12 +75,27 @@ class NvFp4GemmSm100(Sm100BlockScaledGemm):
         self.launch(a_ptr, [b_ptr], sfa_ptr, [sfb_ptr], c_ptr, problem, queue)
 
 
+class NvFp4GemmSm100SplitK(Sm100SplitKSwapGemm, NvFp4GemmSm100):
+    """The "splitk_swap" variant (config GemmSm100SplitKConfig): the same C = fp16(A . B^T) with A and
+    B swapped and K split over a cluster, partials summed through distributed shared memory
+    (shared/cute/sm100_splitk.py); the value stored and the host call are NvFp4GemmSm100's."""
+
+
+def kernel_class(config):
+    """The kernel class that serves `config`: the split-K variant for a GemmSm100SplitKConfig."""
+    if isinstance(config, GemmSm100SplitKConfig):
+        return NvFp4GemmSm100SplitK
+    if isinstance(config, GemmSm100Config):
+        return NvFp4GemmSm100
+    raise TypeError(f"config: expected GemmSm100Config or GemmSm100SplitKConfig, got {type(config).__name__}")
+
+
 # ---------------------------------------------------------------------------------------- host glue
 _COMPILED = CompileCache()
 
 
 def compile_for(m: int, n: int, k: int, l: int = 1, arch: str = "sm_100a",
-                config: GemmSm100Config | None = None, options: str = ""):
+                config: GemmSm100Config | GemmSm100SplitKConfig | None = None, options: str = ""):
     """Compile (once per config, arch and options) the kernel that serves this shape; no GPU needed.
 
     The problem size is a runtime argument, so all shapes with the same config share one binary.
@@ -87,12 +103,16 @@ def compile_for(m: int, n: int, k: int, l: int = 1, arch: str = "sm_100a",
     Raises ValueError for shapes the kernel cannot take.
     """
     config = config or choose_sm100(m, n, k, l)
-    return compile_sm100(_COMPILED, NvFp4GemmSm100, config, 1, (m, n, k, l), arch, options)
+    cls = kernel_class(config)
+    if cls is NvFp4GemmSm100SplitK:
+        config.check_shape(m, n, k, l)
+    return compile_sm100(_COMPILED, cls, config, 1, (m, n, k, l), arch, options)
 
 
-def prepare(data, config: GemmSm100Config):
+def prepare(data, config: GemmSm100Config | GemmSm100SplitKConfig):
     """The tuple (a, b, sfa, sfb, sfa_p, sfb_p, c) checked and bound to the sm100 kernel of `config`
-    (problems/gemm/config.py choose_sm100); calling the result launches (c written in place)."""
+    (problems/gemm/config.py: choose_sm100, or a variant's chooser in SM100_VARIANTS); calling the
+    result launches (c written in place)."""
     return prepare_sm100(data, 1, config, compile_for)
 
 

@@ -17,6 +17,15 @@ from shared.dispatch import Dispatch
 from shared.inputs import check_block_scaled
 
 
+def sm100_config(m: int, n: int, k: int, l: int, sms: int):
+    """The sm100 config of a shape: the gates table's variant where a B200 run found one correct and
+    fastest for it, else choose_sm100 (shared/sm100_variants.gate)."""
+    from problems.gemm.config import SM100_VARIANTS
+    from shared.sm100_variants import gate
+
+    return gate("gemm", SM100_VARIANTS, (m, n, k, l), m, n, k, l, sms)
+
+
 def kernel(arch: str, data, shape, sms: int):
     """The bound launch of the architecture's kernel, or None (no kernel takes the call)."""
     m, n, k, l = shape
@@ -26,9 +35,8 @@ def kernel(arch: str, data, shape, sms: int):
 
         return kernel_sm90.prepare(data, choose_sm90(m, n, k))
     from problems.gemm import kernel_sm100
-    from problems.gemm.config import choose_sm100
 
-    cfg = choose_sm100(m, n, k, l, sms)
+    cfg = sm100_config(m, n, k, l, sms)
     if not kernel_sm100.NvFp4GemmSm100.can_implement(m, n, k, l, cfg):
         return None
     return kernel_sm100.prepare(data, cfg)

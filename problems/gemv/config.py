@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from shared.devices import B200_SM_COUNT, H100_SM_COUNT
+from shared.sm100_variants import Sm100Variant
 
 WARP = 32
 CHUNK_BYTES = 16  # one 16-byte load per lane = 32 FP4 values = 2 scale blocks
@@ -120,3 +121,12 @@ def choose_sm90(m: int, k: int, l: int, sms: int = H100_SM_COUNT) -> GemvConfig:
 
 def choose_sm100(m: int, k: int, l: int, sms: int = B200_SM_COUNT) -> GemvConfig:
     return _choose(m, k, l, sms, SM100_DEFAULT, 0)
+
+
+# The sm100 variants (shared/sm100_variants.py): the submission's gate serves a variant only where the
+# B200 gates table found it correct and fastest for the shape; "conservative" is choose_sm100.
+SM100_VARIANTS = {
+    "conservative": Sm100Variant(
+        "conservative", choose_sm100, runner_dsl=True,
+        summary="CUDA cores, cvt.rn.f16x2.e2m1x2 and f16x2 FMA, persistent CTAs"),
+}

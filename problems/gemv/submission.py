@@ -16,16 +16,26 @@ from shared.dispatch import Dispatch
 from shared.inputs import check_block_scaled
 
 
+def sm100_config(m: int, k: int, l: int, sms: int):
+    """The sm100 config of a shape: the gates table's variant where a B200 run found one correct and
+    fastest for it, else choose_sm100 (shared/sm100_variants.gate)."""
+    from problems.gemv.config import SM100_VARIANTS
+    from shared.sm100_variants import gate
+
+    return gate("gemv", SM100_VARIANTS, (m, k, l), m, k, l, sms)
+
+
 def kernel(arch: str, data, shape, sms: int):
     """The bound launch of the architecture's kernel, or None (no kernel takes the call)."""
     m, _, k, l = shape
     if arch == "sm90":
-        from problems.gemv import kernel_sm90 as kernel
-        from problems.gemv.config import choose_sm90 as choose
-    else:
-        from problems.gemv import kernel_sm100 as kernel
-        from problems.gemv.config import choose_sm100 as choose
-    return kernel.prepare(data, choose(m, k, l, sms), sms)
+        from problems.gemv import kernel_sm90
+        from problems.gemv.config import choose_sm90
+
+        return kernel_sm90.prepare(data, choose_sm90(m, k, l, sms), sms)
+    from problems.gemv import kernel_sm100
+
+    return kernel_sm100.prepare(data, sm100_config(m, k, l, sms), sms)
 
 
 custom_kernel = Dispatch(

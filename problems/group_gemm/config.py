@@ -16,8 +16,9 @@ SM90 = replace(SM90_M128, n_cwg=2, consumer_regs=200, a_unroll=2)
 
 
 # ---------------------------------------------------------------------------------------- sm100 (B200)
-from dataclasses import dataclass  # noqa: E402
+from dataclasses import dataclass, field  # noqa: E402
 
+from problems.group_gemm.order import group_rank  # noqa: E402
 from problems.group_gemm.schedule_sm100 import estimated_cost, pair_estimated_cost  # noqa: E402
 from shared.cute.sm100_config import MainloopConfig  # noqa: E402
 from shared.devices import B200_SM_COUNT  # noqa: E402
@@ -32,6 +33,9 @@ class GroupGemmSm100Config:
     num_acc_stage: int = 2  # 1 for tile_n = 256 (2 x 256 accumulator columns leave no room for scales)
     num_ab_stage: int = 0  # 0 = fill shared memory
     sm_count: int = B200_SM_COUNT  # persistent grid size cap and descriptor workspace slots (compile-time)
+    # The group order of the schedule (problems/group_gemm/order.py): host-side only, the metadata rows
+    # are written in it; the device binary is the same for every order (host_only: not a compile key).
+    order: str = field(default="group", metadata={"host_only": True})
 
     def mainloop(self) -> MainloopConfig:
         return MainloopConfig(
@@ -39,11 +43,26 @@ class GroupGemmSm100Config:
         )
 
 
-def choose_sm100(sizes, sm_count: int = B200_SM_COUNT) -> GroupGemmSm100Config:
-    """The N tile with the cheapest busiest CTA (schedule_sm100.estimated_cost); ties go to the narrower tile."""
+def _cheapest(sizes, sm_count: int, order: str) -> GroupGemmSm100Config:
+    """The N tile whose busiest CTA is cheapest with the groups in `order` (schedule_sm100.estimated_cost);
+    ties go to the narrower tile."""
+    rank = group_rank(sizes, order)
     fits = [tn for tn in SM100_TILE_NS if all(n % tn == 0 for _, n, _, _ in sizes)]
-    best = min(fits, key=lambda tn: (estimated_cost(sizes, tn, sm_count), tn))
-    return GroupGemmSm100Config(tile_n=best, num_acc_stage=1 if best == 256 else 2, sm_count=sm_count)
+    best = min(fits, key=lambda tn: (estimated_cost(sizes, tn, sm_count, rank), tn))
+    return GroupGemmSm100Config(tile_n=best, num_acc_stage=1 if best == 256 else 2, sm_count=sm_count, order=order)
+
+
+def choose_sm100(sizes, sm_count: int = B200_SM_COUNT) -> GroupGemmSm100Config:
+    """The N tile with the cheapest busiest CTA, the groups in list order."""
+    return _cheapest(sizes, sm_count, "group")
+
+
+def choose_sm100_msorted(sizes, sm_count: int = B200_SM_COUNT) -> GroupGemmSm100Config | None:
+    """The "msorted" variant: the groups scheduled by descending M (then K); the N tile by the same cost
+    under that order. None where the groups already come in that order (the conservative kernel)."""
+    if group_rank(sizes, "msorted") == list(range(len(sizes))):
+        return None
+    return _cheapest(sizes, sm_count, "msorted")
 
 
 @dataclass(frozen=True)
@@ -75,11 +94,15 @@ def choose_sm100_cta2(sizes, sm_count: int = B200_SM_COUNT) -> GroupGemmSm100Cta
     return GroupGemmSm100Cta2Config(tile_n=best, num_acc_stage=1 if best == 256 else 2, sm_count=sm_count)
 
 
-# The sm100 variants (shared/sm100_variants.py): a submission serves a variant only where a B200 run
-# found it correct and fastest for the shape; "conservative" is choose_sm100.
+# The sm100 variants (shared/sm100_variants.py): the submission's gate serves a variant only where the
+# B200 gates table found it correct and fastest for the shape; "conservative" is choose_sm100.
 SM100_VARIANTS = {
-    "conservative": Sm100Variant("conservative", choose_sm100, runner_dsl=True,
-                                 summary="128 x tile_n tiles of all groups in one persistent launch, one-CTA clusters"),
+    "conservative": Sm100Variant(
+        "conservative", choose_sm100, runner_dsl=True,
+        summary="persistent, groups in table order, N tile by the busiest CTA's estimated cost"),
+    "msorted": Sm100Variant(
+        "msorted", choose_sm100_msorted, runner_dsl=True,
+        summary="the same kernel, its metadata rows (so its tiles) in descending group M, then K"),
     "cta2": Sm100Variant("cta2", choose_sm100_cta2, runner_dsl=True,
                          summary="A and B swapped, 2-CTA MMAs (256 rows of N per pair), A's scales multicast "
                                  "over the pair"),

@@ -7,8 +7,10 @@ written. Treat it as unverified until `python -m harness.eval group_gemm --mode 
 submission` passes on a B200.
 
 Algorithm
-  * Schedule: the output tiles (128 x tile_n) of all groups are numbered group by group, inside a
-    group M-fastest then N (CTAs running at the same time share B tiles, the larger operand, in L2);
+  * Schedule: the output tiles (128 x tile_n) of all groups are numbered group by group, in the order
+    of the metadata rows (the config's group order, problems/group_gemm/order.py: list order, or by
+    descending M for the "msorted" variant; the binary is the same for every order), inside a group
+    M-fastest then N (CTAs running at the same time share B tiles, the larger operand, in L2);
     CTA b of a grid of min(#tiles, #SMs) takes tiles b, b + grid, b + 2 grid, ... (static persistent
     schedule; problems/group_gemm/schedule_sm100.py is its host-side mirror). A tile finds its group
     by scanning the groups' first-tile numbers in the metadata table (G <= 8 loads, L1/L2-resident).
@@ -60,13 +62,17 @@ Compile only (any machine): `python -c "from problems.group_gemm import kernel_s
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import cutlass
 import cutlass.cute as cute
 import cutlass.pipeline as pipeline
 from cutlass.cute.nvgpu import cpasync
 
 from problems.group_gemm.config import GroupGemmSm100Config, GroupGemmSm100Cta2Config
+from problems.group_gemm.order import group_rank
 from problems.group_gemm.schedule_sm100 import group_tiles, pair_group_tiles, pair_tile_starts, tile_starts
+from problems.group_gemm.schedule_sm100 import ordered as schedule_order
 from shared.cute import launch_queue
 from shared.cute import sm100_blockscaled as bs
 from shared.cute.host import CompileCache
@@ -89,15 +95,20 @@ NUM_TENSORMAPS = 4
 
 
 # ---------------------------------------------------------------------------------------- schedule
-def metadata_rows(sizes, addresses, tile_n: int, pairs: bool = False) -> list[list[int]]:
+def metadata_rows(sizes, addresses, tile_n: int, order=None, pairs: bool = False) -> list[list[int]]:
     """The metadata table: per group [a, b, sfa, sfb, c addresses, M, N, K, M tiles, first tile,
-    K blocks, 0...] (META_COLS int64). `pairs`: the swapped pair kernel's tiles (schedule_sm100
-    pair_group_tiles: the M tiles, tile_n rows of A each, are the fast index)."""
-    starts = pair_tile_starts(sizes, tile_n) if pairs else tile_starts(sizes, tile_n)
+    K blocks, 0...] (META_COLS int64), one row per group in `order` (group indices; default list
+    order). The device numbers the tiles row by row, so the row order is the schedule's group order
+    (schedule_sm100.schedule with the same order) and the binary does not depend on it. `pairs`: the
+    swapped pair kernel's tiles (schedule_sm100 pair_group_tiles: the M tiles, tile_n rows of A each,
+    are the fast index)."""
+    order, ordered_sizes = schedule_order(sizes, order)
+    starts = pair_tile_starts(ordered_sizes, tile_n) if pairs else tile_starts(ordered_sizes, tile_n)
     tiles = pair_group_tiles if pairs else group_tiles
     rows = []
-    for g, ((m, n, k, _l), addr) in enumerate(zip(sizes, addresses)):
-        row = [*addr, m, n, k, tiles(m, n, tile_n)[0], starts[g], k // bs.K_TILE]
+    for i, g in enumerate(order):
+        m, n, k, _l = sizes[g]
+        row = [*addresses[g], m, n, k, tiles(m, n, tile_n)[0], starts[i], k // bs.K_TILE]
         rows.append(row + [0] * (META_COLS - len(row)))
     return rows
 
@@ -224,13 +235,14 @@ class NvFp4GroupGemmSm100(Sm100BlockScaledGemm):
     operand_order = ("a", "b0", "sfa", "sfb0")
 
     @staticmethod
-    def can_implement(sizes, config: GroupGemmSm100Config) -> bool:
+    def can_implement(sizes, config: GroupGemmSm100Config | GroupGemmSm100Cta2Config) -> bool:
         try:
-            config.mainloop()
+            cta_group = config.mainloop().cta_group
         except ValueError:
             return False
+        n_tile = 2 * bs.TILE_M if cta_group == 2 else config.tile_n  # cta2: N on the pair's 256 MMA rows
         return bool(sizes) and all(
-            l == 1 and k > 0 and k % bs.K_TILE == 0 and n % bs.SF_ATOM_ROWS == 0 and n % config.tile_n == 0
+            l == 1 and k > 0 and k % bs.K_TILE == 0 and n % bs.SF_ATOM_ROWS == 0 and n % n_tile == 0
             and m >= 0 for m, n, k, l in sizes
         )
 
@@ -560,15 +572,18 @@ def prepare(data, config: GroupGemmSm100Config | GroupGemmSm100Cta2Config, sizes
     if pairs and any(n % 256 for _m, n, _k, _l in sizes):
         raise ValueError("group_gemm cta2: every group's N must be a multiple of 256, got "
                          f"{[n for _m, n, _k, _l in sizes]}")
-    starts = pair_tile_starts(sizes, config.tile_n) if pairs else tile_starts(sizes, config.tile_n)
+    order = list(range(len(sizes))) if pairs else group_rank(sizes, config.order)  # cta2: list order
+    ordered_sizes = [sizes[g] for g in order]
+    starts = pair_tile_starts(ordered_sizes, config.tile_n) if pairs else tile_starts(ordered_sizes, config.tile_n)
     if starts[-1] == 0:
         return lambda: None  # every C is empty
-    compiled = compile_for(config)
+    # The order is in the rows, not in the binary (a cta2 config has none: its groups in list order).
+    compiled = compile_for(config if pairs else replace(config, order="group"))
     addresses = [(a.data_ptr(), b.data_ptr(), sfa.data_ptr(), sfb.data_ptr(), c.data_ptr())
                  for (a, b, c), (sfa, sfb) in zip(abc, scales)]
-    meta = torch.tensor(metadata_rows(sizes, addresses, config.tile_n, pairs), dtype=torch.int64).to(device)
+    meta = torch.tensor(metadata_rows(sizes, addresses, config.tile_n, order, pairs), dtype=torch.int64).to(device)
     workspace = torch.empty((config.sm_count, NUM_TENSORMAPS, TENSORMAP_BYTES // 8), dtype=torch.int64, device=device)
-    first = next(g for g in range(len(sizes)) if starts[g + 1] > starts[g])
+    first = order[next(i for i in range(len(sizes)) if starts[i + 1] > starts[i])]
     (a, b, _), (sfa, sfb) = abc[first], scales[first]
     m, n, k, _ = sizes[first]
     args = [gmem_ptr(a, bs.AB_DTYPE), gmem_ptr(b, bs.AB_DTYPE), gmem_ptr(sfa, bs.SF_DTYPE), gmem_ptr(sfb, bs.SF_DTYPE),

@@ -34,6 +34,7 @@ Run: `python -m harness.eval group_gemm --mode test --data stress --impl submiss
 import torch
 
 from problems.group_gemm.config import SM90
+from problems.group_gemm.order import group_rank
 from shared.cute.host import CompileCache, PreparedLaunch
 
 TILE = 128  # rows of A and of B per CTA
@@ -69,7 +70,7 @@ def tile_table(sizes, order: str = "long_first") -> list[tuple[int, int, int]]:
             out += [tiles[r] for tiles in per_group if r < len(tiles)]
         return out
     if order == "long_first":
-        rank = sorted(range(len(sizes)), key=lambda g: (-sizes[g][2], -len(per_group[g]), g))
+        rank = group_rank(sizes, "long_first", [len(t) for t in per_group])
         return [t for g in rank for t in per_group[g]]
     raise ValueError(f"tile order must be one of {ORDERS}, got {order!r}")
 

@@ -1,13 +1,16 @@
 """The sm100 grouped kernel's tile schedule on the host, without the DSL.
 
-The output tiles (128 x tile_n) of all groups are numbered group by group, inside a group M-fastest
-then N; CTA b of a grid of min(#tiles, #SMs) takes tiles b, b + grid, b + 2 grid, ... The kernel
-(problems/group_gemm/kernel_sm100.py, GroupTileScheduler) walks the same numbering on the device;
-the chooser (problems/group_gemm/config.py) and the B200 model (scripts/b200.py) read it here.
+The output tiles (128 x tile_n) of all groups are numbered group by group, in the group order the
+config names (problems/group_gemm/order.py: list order, or M-sorted), inside a group M-fastest then N;
+CTA b of a grid of min(#tiles, #SMs) takes tiles b, b + grid, b + 2 grid, ... The kernel
+(problems/group_gemm/kernel_sm100.py, GroupTileScheduler) walks the same numbering on the device: its
+metadata rows are written in that group order, so one binary serves every order; the chooser
+(problems/group_gemm/config.py) and the B200 model (scripts/b200.py) read it here.
 """
 
 from __future__ import annotations
 
+from problems.group_gemm.order import check_permutation
 from shared.cute.sm100_config import K_TILE, TILE_M
 from shared.devices import B200_SM_COUNT
 
@@ -41,20 +44,29 @@ def grid_size(total_tiles: int, sm_count: int) -> int:
     return min(total_tiles, sm_count)
 
 
-def schedule(sizes, tile_n: int, sm_count: int = B200_SM_COUNT) -> list[list[tuple[int, int, int]]]:
-    """The work of every CTA of the launch, in its order: [(group, M tile, N tile), ...] per CTA."""
+def ordered(sizes, order=None) -> tuple[list[int], list]:
+    """(group indices in schedule order, their sizes in that order); `order` None = list order."""
+    order = list(range(len(sizes))) if order is None else check_permutation(order, len(sizes))
+    return order, [sizes[g] for g in order]
+
+
+def schedule(sizes, tile_n: int, sm_count: int = B200_SM_COUNT, order=None) -> list[list[tuple[int, int, int]]]:
+    """The work of every CTA of the launch, in its order: [(group, M tile, N tile), ...] per CTA, groups
+    taken in `order` (their indices in `sizes`; default list order)."""
+    order, sizes = ordered(sizes, order)
     starts = tile_starts(sizes, tile_n)
     tiles_m = [group_tiles(m, n, tile_n)[0] for m, n, _, _ in sizes]
     total, grid = starts[-1], grid_size(starts[-1], sm_count)
-    return [[locate(t, starts, tiles_m) for t in range(b, total, grid)] for b in range(grid)]
+    work = [[locate(t, starts, tiles_m) for t in range(b, total, grid)] for b in range(grid)]
+    return [[(order[g], tm, tn) for g, tm, tn in tiles] for tiles in work]
 
 
-def estimated_cost(sizes, tile_n: int, sm_count: int = B200_SM_COUNT) -> float:
-    """Relative time of the busiest CTA: per K block ~ the rows it brings in (128 of A + tile_n of B),
-    per tile 2 K blocks' worth of fill and epilogue."""
+def estimated_cost(sizes, tile_n: int, sm_count: int = B200_SM_COUNT, order=None) -> float:
+    """Relative time of the busiest CTA with the groups taken in `order`: per K block ~ the rows it
+    brings in (128 of A + tile_n of B), per tile 2 K blocks' worth of fill and epilogue."""
     k_blocks = [k // K_TILE for _, _, k, _ in sizes]
     per_cta = [sum((k_blocks[g] + 2) * (TILE_M + tile_n) for g, _, _ in work)
-               for work in schedule(sizes, tile_n, sm_count)]
+               for work in schedule(sizes, tile_n, sm_count, order)]
     return max(per_cta, default=0)
 
 

@@ -48,15 +48,24 @@ def kernel_tensors(data) -> list:
     return [t for trio in abc for t in trio] + [t for pair in reordered for t in pair]
 
 
+def sm100_config(sizes, sms: int):
+    """The sm100 config of these groups: the gates table's variant where a B200 run found one correct
+    and fastest for them, else choose_sm100 (shared/sm100_variants.gate)."""
+    from problems.group_gemm.config import SM100_VARIANTS
+    from shared.sm100_variants import gate
+
+    sizes = [tuple(s) for s in sizes]
+    return gate("group_gemm", SM100_VARIANTS, tuple(sizes), sizes, sms)
+
+
 def kernel(arch: str, data, sizes, sms: int):
     """The device's bound launch for these tensors, or None where no kernel takes them."""
     if arch == "sm100":
         from problems.group_gemm import kernel_sm100
-        from problems.group_gemm.config import choose_sm100
 
         if not kernel_sm100.takes(sizes):
             return None
-        return kernel_sm100.prepare(data, choose_sm100(sizes, sms), sizes)
+        return kernel_sm100.prepare(data, sm100_config(sizes, sms), sizes)
     from problems.group_gemm import kernel_sm90
 
     return kernel_sm90.prepare(data, sizes)

@@ -201,6 +201,11 @@ class TileScheduler:
         """K blocks of `tile`: the same for every tile of one GEMM (a grouped schedule differs)."""
         return k_tile_cnt
 
+    def k_block(self, tile, k_step):
+        """The K block that step `k_step` of `tile` loads: the step itself here (a split-K schedule
+        starts each CTA at its own first K block)."""
+        return k_step
+
 
 class PairTileScheduler(TileScheduler):
     """The static persistent schedule of CTA pairs (clusters of 2 along x): pair p = blockIdx.x // 2 takes
@@ -617,9 +622,9 @@ class BlockScaledMainloop:
             masks = None
             if cutlass.const_expr(sfb_mask is not None):
                 masks = [None] * (len(a_loads) + len(b_loads)) + [sfb_mask] * len(sfb_loads)
-            for k_tile in cutlass.range(k_tile_cnt, unroll=1):
+            for k_tile in cutlass.range(sched.k_tiles(tile, k_tile_cnt), unroll=1):
                 ab_pipeline.producer_acquire(state)
-                self.load_k_tile(ab_pipeline, state, k_tile, copies, masks)
+                self.load_k_tile(ab_pipeline, state, sched.k_block(tile, k_tile), copies, masks)
                 state.advance()
             tile = sched.next(tile)
         # Do not exit while TMA writes into this CTA's shared memory are still in flight.

@@ -96,3 +96,57 @@ class MainloopConfig:
     def stages(self) -> int:
         cap = max_ab_stages(self.tile_n, self.num_b, self.cta_group)
         return min(self.num_ab_stage, cap) if self.num_ab_stage else cap
+
+
+# ---------------------------------------------------------------------------- split-K over a cluster
+# The swapped split-K GEMM (shared/cute/sm100_splitk.py): the MMA's 128 rows are N, its tile_n columns
+# are M; the CTAs of a cluster of `splits` share one output tile, each accumulating a slice of the K
+# blocks, and reduce the fp32 partials through distributed shared memory. The epilogue works in
+# EPI_SUBTILE-column subtiles of the accumulator; subtile `sub` is finished (received, summed, stored)
+# by the cluster rank `splitk_owner(sub, splits)`, and every other rank sends its partial of that
+# subtile into the owner's exchange buffer, at the slot `splitk_slot` names.
+EPI_SUBTILE = 32  # accumulator columns per tcgen05.ld 32x32b.x32 (one fp32 register per column)
+CLUSTER_MAX = 8  # the portable cluster size
+SPLITK_SPLITS = (2, 4)
+
+
+def splitk_owner(sub: int, splits: int) -> int:
+    """The cluster rank that finishes accumulator subtile `sub`: round robin over the ranks."""
+    return sub % splits
+
+
+def splitk_slot(sender: int, owner: int, sub: int, splits: int, subtiles: int) -> int:
+    """Index of the exchange slot (one EPI_SUBTILE-column partial for the 128 rows) in which `sender`
+    puts its partial of subtile `sub` in `owner`'s buffer: senders in rank order skipping the owner,
+    then the owner's subtiles in order."""
+    if sender == owner:
+        raise ValueError(f"rank {sender} owns subtile {sub}: it does not send it")
+    contributor = sender if sender < owner else sender - 1
+    return contributor * (subtiles // splits) + sub // splits
+
+
+def splitk_exchange_bytes(tile_n: int, splits: int) -> int:
+    """Shared-memory bytes of one CTA's exchange buffer: splits - 1 partials of its 1/splits share of
+    a 128 x tile_n fp32 accumulator."""
+    return (splits - 1) * TILE_M * (tile_n // splits) * 4
+
+
+def splitk_k_range(split: int, splits: int, k_blocks: int) -> tuple[int, int]:
+    """(first K block, K block count) of cluster rank `split` (the same formula the scheduler traces)."""
+    first = split * k_blocks // splits
+    return first, (split + 1) * k_blocks // splits - first
+
+
+def check_splitk(tile_n: int, splits: int) -> None:
+    """ValueError unless a 128 x tile_n accumulator divides into whole subtiles per rank."""
+    if tile_n not in (64, 128):
+        raise ValueError(f"tile_n = {tile_n}: the split-K GEMM takes 64 or 128 (the M side of the swapped MMA)")
+    if splits not in SPLITK_SPLITS or (tile_n // EPI_SUBTILE) % splits:
+        raise ValueError(f"splits = {splits}: need one of {SPLITK_SPLITS} dividing the {tile_n // EPI_SUBTILE} "
+                         f"accumulator subtiles of a {tile_n}-wide tile")
+
+
+def splitk_stages(tile_n: int, splits: int) -> int:
+    """Pipeline stages that fit beside the exchange buffer."""
+    free = SMEM_BYTES - SMEM_RESERVED - splitk_exchange_bytes(tile_n, splits)
+    return free // stage_bytes(tile_n, 1)

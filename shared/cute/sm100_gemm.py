@@ -14,6 +14,10 @@ A subclass writes only what differs (problems/gemm/kernel_sm100.py, problems/dua
 A config whose mainloop has `cta_group = 2` gets the CTA-pair kernel from the same code: clusters of
 (2, 1, 1), `PairTileScheduler`, each CTA's MMA slice by its rank in the cluster, the B scales' TMA
 split over the pair and multicast, the MMA role on the leader only (sm100_blockscaled's docstring).
+A variant with other operand roles, schedule or epilogue overrides the kernel's hooks instead of
+copying it: `operand_views` and `launch_shape` (host), `scheduler`, `setup_epilogue`,
+`producer_warps_tail` and `epilogue` (device); shared/cute/sm100_splitk.py (A/B swapped, split-K over
+a cluster) is one.
 The grouped GEMM (problems/group_gemm/kernel_sm100.py) has its own host function, schedule, TMA
 descriptors and epilogue; from here it takes the mainloop set-up, the operand partitions
 (`tile_operands`, `partition_operands`) and the MMA warp (`mma_role`).
@@ -52,10 +56,10 @@ class Sm100BlockScaledGemm:
     def can_implement(m: int, n: int, k: int, l: int, config) -> bool:
         try:
             bs.check_problem(m, n, k, l, config.tile_n)
-            config.mainloop()
+            cta_group = config.mainloop().cta_group
         except ValueError:
             return False
-        return True
+        return m % (bs.TILE_M * cta_group) == 0  # a CTA pair's MMA tiles have 256 rows
 
     def epilogue_value(self, accs):
         """The tile's values to store (a TensorSSA), from `accs`: one fp32 register fragment per B."""
@@ -65,25 +69,16 @@ class Sm100BlockScaledGemm:
     def launch(self, a_ptr, b_ptrs, sfa_ptr, sfb_ptrs, c_ptr, problem, queue):
         """The host function: K-major views of A and each B, their scale views and C's, one TMA atom
         per operand, and the kernel launched over min(#tiles, sm_count) CTAs on `queue`."""
-        m, n, k, l = problem
         ml = self.ml
         tiled_mma = ml.setup()
-
-        mA = bs.make_kmajor_operand(a_ptr, m, k, l)
-        mBs = [bs.make_kmajor_operand(p, n, k, l) for p in b_ptrs]
-        mSFA = bs.make_scale_operand(sfa_ptr, mA)
-        mSFBs = [bs.make_scale_operand(p, mB) for p, mB in zip(sfb_ptrs, mBs)]
-        mC = bs.make_output(c_ptr, m, n, l)
+        mA, mBs, mSFA, mSFBs, mC = self.operand_views(a_ptr, b_ptrs, sfa_ptr, sfb_ptrs, c_ptr, problem)
 
         tma = {}
         tma["a"], tma["sfa"] = ml.make_tma_a(mA, mSFA)
         for i, (mB, mSFB) in enumerate(zip(mBs, mSFBs)):
             tma[f"b{i}"], tma[f"sfb{i}"] = ml.make_tma_b(mB, mSFB)
 
-        if ml.pair:
-            grid = bs.PairTileScheduler.grid(*self.tile_counts(mC), self.config.sm_count)
-        else:
-            grid = bs.TileScheduler.grid(*bs.tile_counts(mC, self.config.tile_n), self.config.sm_count)
+        grid, cluster = self.launch_shape(mC)
 
         @cute.struct
         class SharedStorage:
@@ -97,7 +92,27 @@ class Sm100BlockScaledGemm:
 
         operands = tuple(x for name in self.operand_order for x in tma[name])  # atom, tensor, atom, ...
         launch_queue.launch(self.kernel(tiled_mma, operands, mC), queue,
-                            grid=grid, block=[bs.THREADS_PER_CTA, 1, 1], cluster=(ml.cta_group, 1, 1))
+                            grid=grid, block=[bs.THREADS_PER_CTA, 1, 1], cluster=cluster)
+
+    def operand_views(self, a_ptr, b_ptrs, sfa_ptr, sfb_ptrs, c_ptr, problem):
+        """(mA, [mB_i], mSFA, [mSFB_i], mC): the MMA's A and B operands, their scales and the (rows,
+        cols, L) output the accumulator tiles map onto; here A, the B_i and C as given."""
+        m, n, k, l = problem
+        mA = bs.make_kmajor_operand(a_ptr, m, k, l)
+        mBs = [bs.make_kmajor_operand(p, n, k, l) for p in b_ptrs]
+        mSFA = bs.make_scale_operand(sfa_ptr, mA)
+        mSFBs = [bs.make_scale_operand(p, mB) for p, mB in zip(sfb_ptrs, mBs)]
+        mC = bs.make_output(c_ptr, m, n, l)
+        return mA, mBs, mSFA, mSFBs, mC
+
+    def launch_shape(self, mC):
+        """(grid, cluster): one CTA per SM at most, each its own cluster (the persistent schedule); a
+        CTA pair: one pair per two SMs at most, clusters of (2, 1, 1)."""
+        if self.ml.pair:
+            grid = bs.PairTileScheduler.grid(*self.tile_counts(mC), self.config.sm_count)
+            return grid, (self.ml.cta_group, 1, 1)
+        grid = bs.TileScheduler.grid(*bs.tile_counts(mC, self.config.tile_n), self.config.sm_count)
+        return grid, (1, 1, 1)
 
     def tile_counts(self, mC):
         """(tiles_m, tiles_n, L) of the MMA tiles (mma_m x tile_n: 256 rows for a CTA pair)."""
@@ -184,6 +199,7 @@ class Sm100BlockScaledGemm:
         smem = bs.SmemAllocator()
         storage = smem.allocate(self.shared_storage)
         (sA, sSFA, sB, sSFB), ab_pipeline, acc_pipeline, tmem, epilogue_barrier = self.ml.setup_cta(storage, smem)
+        epilogue_smem = self.setup_epilogue(smem)
 
         cta_rank = None  # a CTA pair: this CTA's rank in the cluster (0 = the leader)
         if cutlass.const_expr(self.ml.pair):
@@ -205,12 +221,10 @@ class Sm100BlockScaledGemm:
         sfb_mask = None
         is_leader = None
         if cutlass.const_expr(self.ml.pair):
-            sched = bs.PairTileScheduler(*self.tile_counts(mC))
             sfb_vmnk = self.ml.cluster_layout_sfb_vmnk
             sfb_mask = cpasync.create_tma_multicast_mask(sfb_vmnk, sfb_vmnk.get_flat_coord(cta_rank), mcast_mode=1)
             is_leader = cta_rank == 0
-        else:
-            sched = bs.TileScheduler(*bs.tile_counts(mC, self.config.tile_n))
+        sched = self.scheduler(mC, k_tile_cnt)
         pipeline.pipeline_init_wait(cluster_shape_mn=(self.ml.cta_group, 1))
 
         if warp_idx == bs.TMA_WARP:
@@ -230,32 +244,59 @@ class Sm100BlockScaledGemm:
                 is_leader,
             )
 
+        self.producer_warps_tail(warp_idx)
+
         if warp_idx < bs.MMA_WARP:
-            acc_tmem_ptr, tCtAcc = self.ml.acquire_accumulators(tmem, tCtAcc_fake.layout)
-            tiled_t2r, tTR_tAcc, tTR_gC = self.ml.make_epilogue_copy(tidx, tCtAcc, tCgC)
-            frag_shape = tTR_gC[(None, None, None, 0, 0, 0, 0, 0)].shape
-            tTR_rAcc = [cute.make_rmem_tensor(frag_shape, bs.ACC_DTYPE) for _ in range(self.num_b)]
-            tTR_rC = cute.make_rmem_tensor(frag_shape, bs.C_DTYPE)
-            store_atom = cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), bs.C_DTYPE)
-            subtiles = cute.size(tTR_tAcc, mode=[4])
+            self.epilogue(
+                tidx, sched, acc_pipeline, tmem, epilogue_barrier, tCtAcc_fake.layout, tCgC, epilogue_smem
+            )
 
-            acc_state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, self.ml.num_acc_stage)
-            tile = sched.first()
-            while sched.valid(tile):
-                tm, tn, tl = sched.coord(tile)
-                tTR_gC_tile = tTR_gC[(None, None, None, 0, None, tm, tn, tl)]
-                bufs = self.acc_buffers(acc_state)
-                acc_pipeline.consumer_wait(acc_state)
-                for sub in cutlass.range(subtiles, unroll_full=True):
-                    for i in cutlass.range_constexpr(self.num_b):
-                        cute.copy(tiled_t2r, tTR_tAcc[(None, None, None, 0, sub, bufs[i])], tTR_rAcc[i])
-                    # tcgen05.ld is asynchronous: its registers are valid after tcgen05.wait::ld.
-                    cute.arch.fence_view_async_tmem_load()
-                    tTR_rC.store(self.epilogue_value(tTR_rAcc).to(bs.C_DTYPE))
-                    cute.copy(store_atom, tTR_rC, tTR_gC_tile[(None, None, None, sub)])
-                # Every TMEM read of these buffers has completed (waited above): hand them back.
-                acc_pipeline.consumer_release(acc_state)
-                acc_state.advance()
-                tile = sched.next(tile)
+    # ------------------------------------------------------------------ device side: the kernel's hooks
+    def scheduler(self, mC, k_tile_cnt):
+        """The tile schedule all three roles walk: the static persistent one (of CTA pairs for a pair)."""
+        if self.ml.pair:
+            return bs.PairTileScheduler(*self.tile_counts(mC))
+        return bs.TileScheduler(*bs.tile_counts(mC, self.config.tile_n))
 
-            self.ml.release_accumulators(tmem, epilogue_barrier, acc_tmem_ptr)
+    def setup_epilogue(self, smem):
+        """Every thread, after the mainloop's set-up: the shared memory the epilogue needs beyond the
+        mainloop's (allocated after it) and any cluster-wide set-up; none here."""
+        return None
+
+    def producer_warps_tail(self, warp_idx):
+        """What the TMA and MMA warps do after their roles: nothing here (an epilogue that reduces
+        across a cluster needs them at its cluster barrier)."""
+
+    @cute.jit
+    def epilogue(self, tidx, sched, acc_pipeline, tmem, epilogue_barrier, acc_layout, tCgC, epilogue_smem):
+        """The epilogue warps: allocate the tensor memory; per tile, wait for its accumulators, read
+        them EPI_COLS columns at a time, store fp16(`epilogue_value`) to C and hand the buffers back;
+        free the tensor memory. `epilogue_smem` (setup_epilogue's) is unused here."""
+        acc_tmem_ptr, tCtAcc = self.ml.acquire_accumulators(tmem, acc_layout)
+        tiled_t2r, tTR_tAcc, tTR_gC = self.ml.make_epilogue_copy(tidx, tCtAcc, tCgC)
+        frag_shape = tTR_gC[(None, None, None, 0, 0, 0, 0, 0)].shape
+        tTR_rAcc = [cute.make_rmem_tensor(frag_shape, bs.ACC_DTYPE) for _ in range(self.num_b)]
+        tTR_rC = cute.make_rmem_tensor(frag_shape, bs.C_DTYPE)
+        store_atom = cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), bs.C_DTYPE)
+        subtiles = cute.size(tTR_tAcc, mode=[4])
+
+        acc_state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, self.ml.num_acc_stage)
+        tile = sched.first()
+        while sched.valid(tile):
+            tm, tn, tl = sched.coord(tile)
+            tTR_gC_tile = tTR_gC[(None, None, None, 0, None, tm, tn, tl)]
+            bufs = self.acc_buffers(acc_state)
+            acc_pipeline.consumer_wait(acc_state)
+            for sub in cutlass.range(subtiles, unroll_full=True):
+                for i in cutlass.range_constexpr(self.num_b):
+                    cute.copy(tiled_t2r, tTR_tAcc[(None, None, None, 0, sub, bufs[i])], tTR_rAcc[i])
+                # tcgen05.ld is asynchronous: its registers are valid after tcgen05.wait::ld.
+                cute.arch.fence_view_async_tmem_load()
+                tTR_rC.store(self.epilogue_value(tTR_rAcc).to(bs.C_DTYPE))
+                cute.copy(store_atom, tTR_rC, tTR_gC_tile[(None, None, None, sub)])
+            # Every TMEM read of these buffers has completed (waited above): hand them back.
+            acc_pipeline.consumer_release(acc_state)
+            acc_state.advance()
+            tile = sched.next(tile)
+
+        self.ml.release_accumulators(tmem, epilogue_barrier, acc_tmem_ptr)

@@ -63,7 +63,8 @@ z shares one output tile, each taking half of the K tiles. After the mainloop ev
 CTAs meets at a cluster barrier; each CTA then finishes half of the tile's columns: its consumers
 store the fp32 sums of the other half into the other CTA's operand buffers through distributed
 shared memory (mapa + st.shared::cluster), a second cluster barrier publishes them, and each CTA
-adds what it received and runs the epilogue on its half. The sum of two fp32 partials is not
+adds what it received and runs the epilogue on its half. The exchange itself (barrier, sends, adds)
+is shared/cute/cluster_reduce.py, which the sm100 split-K GEMM uses too. The sum of two fp32 partials is not
 bitwise the one-CTA sum, but both are fp32 sums of exact products (checked against the reference
 with both generators on the H100); for the dual GEMM the nonlinear epilogue sees the full sums.
 
@@ -89,15 +90,14 @@ from cutlass import Float16, Float32, Int32, Uint8
 from cutlass.cute.nvgpu import cpasync, warpgroup
 
 from shared.cute import launch_queue
+from shared.cute.cluster_reduce import add_partial, cluster_handshake, send_partial
 from shared.cute.fp4_decode import decode_e2m1x8_f16, e4m3x2_to_f16x2_pair
 from shared.cute.ptx import (
     ld_shared_u16,
     ld_shared_u32,
     ld_shared_v2,
     ld_shared_v4,
-    ld_shared_v4_f32,
     prmt,
-    st_cluster_v4_f32,
     st_shared_v4,
 )
 from shared.cute.sm90_config import K_SUB, ROW_BYTES, SF_ROW_BYTES, Sm90Config
@@ -330,8 +330,7 @@ class Sm90BlockScaledGemm:
                 # the split's two cluster barriers (_add_split_sums): the operand buffers receive the
                 # other CTA's sums only once every warp of both CTAs is done with them
                 for _ in cutlass.range_constexpr(2):
-                    cute.arch.cluster_arrive()
-                    cute.arch.cluster_wait()
+                    cluster_handshake()
         else:
             self.consumers(tidx, warp, wg, tiled_mma, sS16, at, kt_own, split, ldb_pipe, a16_pipe, mD, bid_s, bid_r)
 
@@ -639,23 +638,16 @@ class Sm90BlockScaledGemm:
         second, the sums have landed (release / acquire)."""
         n_ct = 128 * self.n_cwg
         nv = cute.size(accs[0]) // 4
-        cute.arch.cluster_arrive()
-        cute.arch.cluster_wait()
+        cluster_handshake()
         for mine in cutlass.range_constexpr(2):
             if split == mine:
                 for b in cutlass.range_constexpr(self.num_b):
-                    for v in cutlass.range_constexpr(*halves[1 - mine]):
-                        st_cluster_v4_f32(buf + ((b * nv + v) * n_ct + ct) * 16, Int32(1 - mine), accs[b][4 * v],
-                                          accs[b][4 * v + 1], accs[b][4 * v + 2], accs[b][4 * v + 3])
-        cute.arch.cluster_arrive()
-        cute.arch.cluster_wait()
+                    send_partial(accs[b], range(*halves[1 - mine]), buf, b * nv, ct, n_ct, 1 - mine)
+        cluster_handshake()
         for mine in cutlass.range_constexpr(2):
             if split == mine:
                 for b in cutlass.range_constexpr(self.num_b):
-                    for v in cutlass.range_constexpr(*halves[mine]):
-                        x = ld_shared_v4_f32(buf + ((b * nv + v) * n_ct + ct) * 16)
-                        for j in cutlass.range_constexpr(4):
-                            accs[b][4 * v + j] = accs[b][4 * v + j] + x[j]
+                    add_partial(accs[b], range(*halves[mine]), buf, b * nv, ct, n_ct)
 
     @cute.jit
     def _decode_unit_to_smem(self, src_stage, sf_stage, dst_slot, row, ch, q, sw, sts_off):
