@@ -390,7 +390,7 @@ def main(argv=None) -> int:
          "tests/test_group_gemm_sm100.py"])
     ready = skipped if args.tier == "skip" else run(
         [sys.executable, "-m", "pytest", "-q", "tests/test_sm100_ptx_structure.py", "tests/test_sm100_layouts.py",
-         "tests/test_sm100_data_movement.py", "tests/test_gemv_kernels.py"])
+         "tests/test_sm100_data_movement.py", "tests/test_sm100_cta2.py", "tests/test_gemv_kernels.py"])
     if args.tier == "only":
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps({"device": what, "date": stamp, "tier": tier, "readiness": ready}, indent=1) + "\n")

@@ -22,8 +22,12 @@ Per-variant estimates (`core(problem, variant, case)`), written from the techniq
                     `splits` CTAs, as the variant's chooser picks them (choose_sm100_splitk); the FP32
                     partials' exchange at DSMEM_BYTES_PER_S per SM plus one cluster barrier (assumptions);
   dual_gemm cta2    cta_group::2 pairs: each CTA loads half of each B tile (smem_efficiency with 2 CTAs
-                    per MMA), the 256-row MMA over the pair; tiles as the conservative chooser's;
-  group_gemm msorted the schedule with the groups by descending M (schedule_sm100.estimated_cost's order).
+                    per MMA), the 256-row MMA over the pair; the tile the variant's chooser picks
+                    (choose_sm100_cta2);
+  group_gemm msorted the schedule with the groups by descending M (schedule_sm100.estimated_cost's order);
+  group_gemm cta2   A and B swapped on CTA pairs (choose_sm100_cta2): each group's N on the pair's 256
+                    rows, its M on the MMA's N side (tile_n, tails padded), the busiest pair's K steps in
+                    schedule_sm100.pair_schedule, each SM at smem_efficiency(tile_n, 2).
 """
 
 from __future__ import annotations
@@ -145,12 +149,32 @@ def group_core(ms, ns, ks, variant: str = CONSERVATIVE) -> dict | None:
     return e
 
 
+def group_cta2_core(ms, ns, ks) -> dict | None:
+    """The swapped pair schedule (problems/group_gemm/schedule_sm100.py pair_schedule) with the tile the
+    variant's chooser picks: all groups' bytes against the busiest pair's K steps, each SM computing 128
+    rows of N x tile_n rows of M (padded past M); None where the variant does not apply."""
+    from problems.group_gemm.config import choose_sm100_cta2
+    from problems.group_gemm.schedule_sm100 import pair_schedule
+
+    sizes = [(m, n, k, 1) for m, n, k in zip(ms, ns, ks)]
+    cfg = choose_sm100_cta2(sizes, SMS)
+    if cfg is None:
+        return None
+    parts = {name: sum(operand_bytes(m, n, k)[name] for m, n, k, _ in sizes) for name in ("A", "SFA", "B", "SFB", "C")}
+    work = pair_schedule(sizes, cfg.tile_n, SMS)
+    busiest = max((sum(sizes[g][2] // K_STEP for g, _, _ in tiles) for tiles in work), default=0)
+    return tiled(parts, sum(2 * m * n * k for m, n, k, _ in sizes), 2 * sum(map(len, work)), busiest, cfg.tile_n, 1,
+                 ctas_per_mma=2, what=f"swapped N 256 x M {cfg.tile_n} tiles, 2-CTA pairs")
+
+
 def core(problem: str, variant: str, case: dict) -> dict | None:
     """The estimate hook: the model of `variant` (a name in SM100_VARIANTS, or a technique this model
     knows) on one benchmark case, without FIXED; None where the model has none or it does not apply."""
     if problem == "gemv":
         return gemv_core(case["m"], case["k"], case["l"]) if variant == CONSERVATIVE else None
     if problem == "group_gemm":
+        if variant == "cta2":
+            return group_cta2_core(case["m"], case["n"], case["k"])
         return group_core(case["m"], case["n"], case["k"], variant) if variant in (CONSERVATIVE, "msorted") else None
     m, n, k, l = (case[x] for x in ("m", "n", "k", "l"))
     if problem == "gemm":
@@ -159,16 +183,18 @@ def core(problem: str, variant: str, case: dict) -> dict | None:
         if variant == CONSERVATIVE:
             return gemm_like_core(m, n, k, l, 1, choose_sm100(m, n, k, l, SMS).tile_n)
         return gemm_splitk_swap_core(m, n, k, l) if variant == "splitk_swap" else None
-    from problems.dual_gemm.config import choose_sm100
+    from problems.dual_gemm.config import choose_sm100, choose_sm100_cta2
 
-    tile_n = choose_sm100(m, n, k, l, SMS).tile_n
     if variant == CONSERVATIVE:
-        return gemm_like_core(m, n, k, l, 2, tile_n)
-    return gemm_like_core(m, n, k, l, 2, tile_n, ctas_per_mma=2) if variant == "cta2" else None
+        return gemm_like_core(m, n, k, l, 2, choose_sm100(m, n, k, l, SMS).tile_n)
+    if variant != "cta2":
+        return None
+    cfg = choose_sm100_cta2(m, n, k, l, SMS)
+    return None if cfg is None else gemm_like_core(m, n, k, l, 2, cfg.tile_n, ctas_per_mma=2)
 
 
 MODELLED = {"gemv": (CONSERVATIVE,), "gemm": (CONSERVATIVE, "splitk_swap"), "dual_gemm": (CONSERVATIVE, "cta2"),
-            "group_gemm": (CONSERVATIVE, "msorted")}
+            "group_gemm": (CONSERVATIVE, "msorted", "cta2")}
 
 
 # ------------------------------------------------------------------------------------ calibration

@@ -107,3 +107,50 @@ def check_sizes(coords, atoms):
 def row_and_k(c):
     r = c["m0"] + 32 * c["m1"] + SF_ATOM * c.get("atom", 0)
     return r, c["k0"] + SF_VEC * c["k1"] + MMA_K * c["kb"]
+
+
+# ------------------------------------------------------------------------------ CTA pairs (cta_group::2)
+def _coord(iterator) -> tuple[int, ...]:
+    """The coordinate an identity tensor's iterator starts at, e.g. (128,0,0) -> (128, 0, 0)."""
+    text = str(iterator).strip("()")
+    return tuple(int(x) for x in text.split(","))
+
+
+@cute.jit
+def _probe_pair(sf_ptr: cute.Pointer, key: cutlass.Constexpr):
+    """For each CTA rank of a pair: the MMA partitions of A, B and C exactly as the kernel builds them
+    (tiled_mma.get_slice(rank)), as (plain layout over a row-major pointer tensor, start coordinate of the
+    same partition of an identity tensor); and the B scales' multicast TMA partition's start coordinate."""
+    mcfg, (m, n, k, l) = key
+    ml = bs.BlockScaledMainloop(mcfg)
+    tiled_mma = ml.setup()
+    out = _PROBED.setdefault(("pair", key), {"ml": ml, "mma_shape": tuple(tiled_mma.shape_mnk)})
+    views = {"A": ((m, k, l), True), "B": ((n, k, l), False)}
+    for r in cutlass.range_constexpr(2):
+        thr = tiled_mma.get_slice(r)
+        for name, (shape, is_a) in views.items():
+            flat = cute.make_tensor(sf_ptr, cute.make_layout(shape, stride=(shape[1], 1, shape[0] * shape[1])))
+            out[f"{name}{r}"] = (_plain(ml.tile_global(thr, flat, operand_a=is_a).layout),
+                                 _coord(ml.tile_global(thr, cute.make_identity_tensor(shape), operand_a=is_a).iterator))
+        c_tile = cute.slice_(ml.mma_tiler, (None, None, 0))
+        flat_c = cute.make_tensor(sf_ptr, cute.make_layout((m, n, l), stride=(n, 1, m * n)))
+        gC = thr.partition_C(cute.local_tile(flat_c, c_tile, (None, None, None)))
+        iC = thr.partition_C(cute.local_tile(cute.make_identity_tensor((m, n, l)), c_tile, (None, None, None)))
+        out[f"C{r}"] = (_plain(gC.layout), _coord(iC.iterator))
+    out["acc"] = _plain(ml.make_acc_fragment().layout)
+    mB = bs.make_kmajor_operand(sf_ptr, n, k, l)
+    tma_sfb = ml.make_tma_b(mB, bs.make_scale_operand(sf_ptr, mB))[1]
+    s_ptr = cute.make_ptr(bs.SF_DTYPE, 0, cute.AddressSpace.smem, assumed_align=128)
+    sSFB = cute.make_tensor(s_ptr, ml.sfb_smem_layout)
+    gSFB = ml.tile_global_sfb(tma_sfb[1])
+    for r in cutlass.range_constexpr(2):
+        _, tXgX = ml.partition_tma(tma_sfb[0], gSFB, sSFB, scales=True, cta_coord=r, cta_count=2)
+        out[f"sfb_tma{r}"] = (_coord(tXgX.iterator), tuple(_flat(tXgX.shape)))
+
+
+def probed_pair(mcfg: bs.MainloopConfig, shape) -> dict:
+    key = (mcfg, tuple(shape))
+    if ("pair", key) not in _PROBED:
+        with compile_arch("sm_100a"):
+            cute.compile(_probe_pair, null_ptr(bs.SF_DTYPE), key)
+    return _PROBED[("pair", key)]

@@ -116,6 +116,93 @@ def guard_of(lines, i: int) -> dict:
     return {}
 
 
+_OPS = {
+    "and": lambda a, b: a & b, "or": lambda a, b: a | b, "xor": lambda a, b: a ^ b, "add": lambda a, b: a + b,
+    "sub": lambda a, b: a - b, "shl": lambda a, b: a << b, "shr": lambda a, b: a >> b,
+}
+
+
+def eval_reg(lines: list[str], op: str, env: dict, at: int | None = None, depth: int = 0) -> int:
+    """The value of a register (or immediate) read by line `at`, computed from special registers (`env`,
+    e.g. {"%cluster_ctarank": 1}) through mov / cvt / shfl.sync.idx (a warp-uniform value) / and / or /
+    xor / add / sub / shl / shr / setp. The definition used is the last one before `at` (registers the
+    compiler reuses, such as a loop's phase, are read where they were last set); KeyError when the chain
+    leaves what it knows."""
+    if re.fullmatch(r"-?\d+", op):
+        return int(op)
+    if op in env:
+        return env[op]
+    assert depth < 40, op
+    at = len(lines) if at is None else at
+    defs = [i for i, ln in enumerate(lines[:at]) if re.match(rf"\S+\s+{re.escape(op)}(\||,)", ln)]
+    if not defs:
+        raise KeyError(f"{op}: no definition before line {at}")
+    i = defs[-1]
+    ins, args = lines[i].split(None, 1)
+    ops = [a.strip() for a in args.rstrip(";").split(",")]
+    base = ins.split(".")[0]
+    if base in ("mov", "cvt") or ins.startswith("shfl.sync.idx"):
+        return eval_reg(lines, ops[1], env, i, depth + 1)
+    if base in _OPS:
+        return _OPS[base](eval_reg(lines, ops[1], env, i, depth + 1), eval_reg(lines, ops[2], env, i, depth + 1))
+    if base == "setp":
+        a, b = eval_reg(lines, ops[1], env, i, depth + 1), eval_reg(lines, ops[2], env, i, depth + 1)
+        return int({"ne": a != b, "eq": a == b, "lt": a < b, "ge": a >= b}[ins.split(".")[1]])
+    raise KeyError(f"{op}: cannot evaluate {lines[i]}")
+
+
+def known_predicates(lines: list[str], env: dict) -> dict:
+    """{predicate: value} of every predicate `eval_reg` can compute from `env` (e.g. the CTA's rank)."""
+    known = {}
+    for i, ln in enumerate(lines):
+        m = re.match(r"setp\.\S+\s+(%p\d+),", ln)
+        if m and sum(1 for x in lines if re.match(rf"setp\.\S+\s+{m.group(1)},", x)) == 1:
+            try:
+                known[m.group(1)] = bool(eval_reg(lines, m.group(1), env, i + 1))
+            except (KeyError, AssertionError):
+                pass
+    return known
+
+
+def reachable(lines: list[str], env: dict) -> set[int]:
+    """Indices of the lines a CTA can execute when the special registers hold `env`: branches on a
+    predicate computable from `env` go one way, every other branch both."""
+    known = known_predicates(lines, env)
+    labels = {ln[:-1]: i for i, ln in enumerate(lines) if re.fullmatch(r"\$?\w+:", ln)}
+    seen, stack = {0}, [0]
+    while stack:
+        i = stack.pop()
+        for j in successors(lines, labels, i, known):
+            if j < len(lines) and j not in seen:
+                seen.add(j)
+                stack.append(j)
+    return seen
+
+
+def with_equal_predicates(lines: list[str], known: dict) -> dict:
+    """`known` plus every predicate the compiler recomputed from the same comparison of the same
+    registers (each register defined once), e.g. the allocator warp's test repeated before the free."""
+    out = dict(known)
+    defs = {}
+    for ln in lines:
+        m = re.match(r"(setp\.\S+)\s+(%p\d+),\s*(.+);", ln)
+        if m:
+            defs.setdefault(m.group(2), []).append((m.group(1), m.group(3).replace(" ", "")))
+    single = {p: d[0] for p, d in defs.items() if len(d) == 1}
+
+    def once(op):
+        defs_of = sum(1 for ln in lines if re.match(rf"\S+\s+{re.escape(op)}(\||,)", ln))
+        return re.fullmatch(r"-?\d+", op) or defs_of == 1
+
+    for p, value in known.items():
+        if p not in single or not all(once(x) for x in single[p][1].split(",")):
+            continue
+        for q, d in single.items():
+            if d == single[p]:
+                out[q] = value
+    return out
+
+
 _CMP = {"eq": lambda a, b: a == b, "ne": lambda a, b: a != b, "lt": lambda a, b: a < b,
         "le": lambda a, b: a <= b, "gt": lambda a, b: a > b, "ge": lambda a, b: a >= b}
 

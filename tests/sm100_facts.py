@@ -51,3 +51,32 @@ CONFIGS = [
     ("dual_gemm", DualGemmSm100Config(tile_n=128, num_acc_stage=1)),
 ]
 CONFIG_IDS = [f"{p}-n{c.tile_n}-acc{c.num_acc_stage}" for p, c in CONFIGS]
+
+
+# ------------------------------------------------------------------------------ CTA pairs (cta_group::2)
+PAIR_M = 2 * CTA_M  # rows of a cta_group::2 block-scaled MMA (each CTA of the pair holds 128)
+PAIR_MASK = 0b11  # cluster (2,1,1): a multicast or a commit that reaches both CTAs of the pair
+SMEM_PEER_BIT = 1 << 24  # the bit of a shared::cluster address that names the CTA of the pair
+
+
+def pair_cta_bytes(tile_n: int, num_b: int) -> int:
+    """Bytes one CTA of a pair receives per K block: its 128 rows of A and SFA, half of each B tile's
+    rows, and each B's whole scale block (half fetched by each CTA, multicast to both)."""
+    t = tile_bytes(tile_n)
+    return t["A"] + t["SFA"] + num_b * (t["B"] // 2 + t["SFB"])
+
+
+def pair_expect_tx(tile_n: int, num_b: int) -> int:
+    """What the leader's stage barrier expects: every 2-SM TMA of both CTAs signals it."""
+    return 2 * pair_cta_bytes(tile_n, num_b)
+
+
+def _cta2_configs():
+    from problems.dual_gemm.config import DualGemmSm100Cta2Config
+
+    return [DualGemmSm100Cta2Config(tile_n=64, num_acc_stage=2), DualGemmSm100Cta2Config(tile_n=128, num_acc_stage=1)]
+
+
+# Every 2-CTA configuration the dual GEMM's "cta2" variant uses (its chooser's picks are among them).
+CTA2_CONFIGS = _cta2_configs()
+CTA2_CONFIG_IDS = [f"dual_gemm-cta2-n{c.tile_n}-acc{c.num_acc_stage}" for c in CTA2_CONFIGS]

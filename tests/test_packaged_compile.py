@@ -36,7 +36,20 @@ options = "--keep-ptx --keep-cubin --dump-dir " + dump
 kname = load("problems.%s.kernel_sm100" % problem).__name__
 assert kname.startswith("_nvfp4_bundle"), "not the packaged module: " + kname
 try:
-    if problem == "gemv":
+    if len(sys.argv) > 4:  # a registered sm100 variant of the problem, at a shape its chooser takes
+        variant = load("problems.%s.config" % problem).SM100_VARIANTS[sys.argv[4]]
+        kmod = load("problems.%s.kernel_sm100" % problem)
+        if problem == "group_gemm":
+            sizes = [(80, 4096, 7168, 1), (176, 4096, 7168, 1)]  # from the first benchmark
+            config = variant.choose(sizes)
+            assert config is not None, "variant %s does not apply to %s" % (sys.argv[4], sizes)
+            kmod.compile_for(config, options=options)
+        else:
+            shape = (256, 1024, 512, 1)
+            config = variant.choose(*shape)
+            assert config is not None, "variant %s does not apply to %s" % (sys.argv[4], shape)
+            kmod.compile_for(*shape, config=config, options=options)
+    elif problem == "gemv":
         kmod, cmod = load("problems.gemv.kernel_sm100"), load("problems.gemv.config")
         m, k, l, sms = 7168, 16384, 1, 148  # a benchmark shape; a B200 has 148 SMs
         load("problems.gemv.kernel_sm90").compile_gemv(kmod.GemvSm100, cmod.choose_sm100(m, k, l, sms), m, k, l,
@@ -66,6 +79,16 @@ SIGNATURE = {"gemv": r"cvt\.rn\.f16x2\.e2m1x2", "gemm": NVFP4_MMA, "dual_gemm": 
 # ... and the grouped GEMM rewrites its TMA descriptors per group on the device.
 ALSO = {"group_gemm": [r"tensormap\.replace\.tile\.global_address", r"tensormap\.cp_fenceproxy\.global\.shared::cta",
                        r"fence\.proxy\.tensormap::generic\.acquire"]}
+
+
+# The registered sm100 variants compiled from the package too (problem, variant, what their PTX must show).
+PAIR_MMA = r"tcgen05\.mma\.cta_group::2\.kind::mxf4nvf4\.block_scale\.(block16|scale_vec::4X)"
+VARIANTS = [("dual_gemm", "cta2", [PAIR_MMA, r"tcgen05\.commit\.cta_group::2\.\S*multicast::cluster",
+                                   r"cp\.async\.bulk\.tensor\.\S*multicast::cluster\S*cta_group::2",
+                                   r"tcgen05\.alloc\.cta_group::2", r"tcgen05\.dealloc\.cta_group::2"]),
+            ("group_gemm", "cta2", [PAIR_MMA, r"tcgen05\.commit\.cta_group::2\.\S*multicast::cluster",
+                                    r"cp\.async\.bulk\.tensor\.\S*multicast::cluster\S*cta_group::2",
+                                    r"tensormap\.replace\.tile\.global_address"])]
 
 
 # The child for a variant of a problem's sm100 kernel (problems/<problem>/config.py SM100_VARIANTS):
@@ -119,8 +142,8 @@ def test_runner_dsl_session_runs_the_runners_dsl():
     assert installed_dsl_version() == runner_dsl_version()
 
 
-@pytest.mark.parametrize("problem", list(SIGNATURE))
-def test_packaged_sm100_kernel_compiles(problem, tmp_path):
+def _compile_packaged(problem, tmp_path, variant=None) -> str:
+    """Package `problem`, compile its sm100 kernel (or `variant`'s) in a child without a GPU; the PTX."""
     out = tmp_path / "submission.py"
     subprocess.run([sys.executable, "-m", "harness.package", problem, "-o", str(out)],
                    cwd=ROOT, check=True, capture_output=True)
@@ -130,15 +153,32 @@ def test_packaged_sm100_kernel_compiles(problem, tmp_path):
     dump.mkdir()
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     env["CUDA_VISIBLE_DEVICES"] = ""  # the same path with or without a GPU (module docstring)
-    run = subprocess.run([sys.executable, "-c", CHILD, str(tmp_path), problem, str(dump)],
-                         cwd=tmp_path, env=env, capture_output=True, text=True)
+    argv = [sys.executable, "-c", CHILD, str(tmp_path), problem, str(dump), *([variant] if variant else [])]
+    run = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True)
     dsl = installed_dsl_version()
     assert run.returncode == 0, f"CuTe DSL {dsl}:\n{run.stderr[-3000:]}"
     (ptx,) = glob.glob(str(dump / "*.ptx"))
-    text = Path(ptx).read_text()
-    for pattern in [SIGNATURE[problem], *ALSO.get(problem, [])]:
-        assert re.search(pattern, text), f"CuTe DSL {dsl}: no {pattern} in the PTX"
     assert glob.glob(str(dump / "*.cubin")), f"CuTe DSL {dsl}: no cubin"
+    return Path(ptx).read_text()
+
+
+@pytest.mark.parametrize("problem", list(SIGNATURE))
+def test_packaged_sm100_kernel_compiles(problem, tmp_path):
+    text = _compile_packaged(problem, tmp_path)
+    for pattern in [SIGNATURE[problem], *ALSO.get(problem, [])]:
+        assert re.search(pattern, text), f"CuTe DSL {installed_dsl_version()}: no {pattern} in the PTX"
+
+
+@pytest.mark.parametrize("problem,variant,patterns", VARIANTS, ids=[f"{p}-{v}" for p, v, _ in VARIANTS])
+def test_packaged_sm100_variant_compiles(problem, variant, patterns, tmp_path):
+    """Each registered variant marked runner_dsl=True compiles from the package under this DSL and shows
+    its technique in the PTX."""
+    import importlib
+
+    assert importlib.import_module(f"problems.{problem}.config").SM100_VARIANTS[variant].runner_dsl
+    text = _compile_packaged(problem, tmp_path, variant)
+    for pattern in patterns:
+        assert re.search(pattern, text), f"CuTe DSL {installed_dsl_version()}: no {pattern} in the PTX"
 
 
 def test_the_dsl_has_the_launch_halves_the_prepared_launch_uses():

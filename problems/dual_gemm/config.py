@@ -107,10 +107,51 @@ def choose_sm100(m: int, n: int, k: int, l: int, sm_count: int = B200_SM_COUNT) 
     return DualGemmSm100Config(tile_n=128, num_acc_stage=1, sm_count=sm_count)
 
 
+@dataclass(frozen=True)
+class DualGemmSm100Cta2Config:
+    """The "cta2" variant: 2-CTA MMAs (tcgen05 cta_group::2, 256 x tile_n per instruction) on clusters of
+    (2, 1, 1). Each CTA of a pair loads its 128 rows of A and SFA, half of the tile's rows of B1 and of
+    B2 and half of each scale block (multicast to both); the leader issues the MMAs for both; each CTA
+    keeps its rows' gate and up accumulators in its own tensor memory and stores its 128 rows of C
+    directly from registers (no TMA store of C: see docs/B200-READINESS.md)."""
+
+    tile_n: int = 128
+    num_acc_stage: int = 1  # as DualGemmSm100Config: 2 x 128 accumulator columns per stage (tile_n = 64: two)
+    num_ab_stage: int = 0  # 0 = fill shared memory
+    sm_count: int = B200_SM_COUNT  # persistent grid size cap (compile-time): sm_count // 2 pairs
+
+    def mainloop(self) -> MainloopConfig:
+        return MainloopConfig(
+            tile_n=self.tile_n,
+            num_b=2,
+            num_acc_stage=self.num_acc_stage,
+            num_ab_stage=self.num_ab_stage,
+            cta_group=2,
+        )
+
+
+CTA2_TILE_M = 256  # rows of one 2-CTA MMA tile
+
+
+def choose_sm100_cta2(m: int, n: int, k: int, l: int, sm_count: int = B200_SM_COUNT) -> DualGemmSm100Cta2Config | None:
+    """The 2-CTA config of a shape, None where it does not apply (M not a multiple of 256, N not a
+    multiple of 128, K not a multiple of 256). 256 x 64 tiles while their CTAs (2 per tile) fit in one
+    wave ((256, 4096): 128 CTAs, (256, 3072): 96), else 256 x 128 ((512, 4096): 128, (512, 3072): 96)."""
+    if m <= 0 or n <= 0 or k <= 0 or l <= 0 or m % CTA2_TILE_M or n % 128 or k % 256:
+        return None
+    pair_tiles_64 = (m // CTA2_TILE_M) * (n // 64) * l
+    if 2 * pair_tiles_64 <= sm_count:
+        return DualGemmSm100Cta2Config(tile_n=64, num_acc_stage=2, sm_count=sm_count)
+    return DualGemmSm100Cta2Config(tile_n=128, num_acc_stage=1, sm_count=sm_count)
+
+
 # The sm100 variants (shared/sm100_variants.py): the submission's gate serves a variant only where the
 # B200 gates table found it correct and fastest for the shape; "conservative" is choose_sm100.
 SM100_VARIANTS = {
     "conservative": Sm100Variant(
         "conservative", choose_sm100, runner_dsl=True,
         summary="both B operands on one A stage, 128 x 64 / 128 x 128 tiles, one-CTA clusters"),
+    "cta2": Sm100Variant("cta2", choose_sm100_cta2, runner_dsl=True,
+                         summary="2-CTA MMAs (cta_group::2, 256-row tiles on (2,1,1) clusters), B halves per CTA, "
+                                 "B scales multicast over the pair"),
 }

@@ -26,6 +26,11 @@ Design — ONE kernel, both products per output tile, nothing round-trips throug
     fp32 products never leave the SM.
   * Persistent: grid = min(#tiles, SMs); CTA b takes tiles b, b + grid, ... (M fastest).
 
+Variant "cta2" (config.py `DualGemmSm100Cta2Config`, registered in SM100_VARIANTS, chosen only through
+the B200 gates table): the same kernel on CTA pairs with 2-CTA MMAs, 256 x tile_n tiles; each CTA
+loads half of B1 and of B2 and keeps its rows' gate and up accumulators in its own tensor memory
+(docs/B200-READINESS.md, "dual_gemm variant cta2"). Requires M % 256 == 0.
+
 Warp roles: warps 0-3 epilogue (warp 0 allocates/frees tensor memory), warp 4 MMA, warp 5 TMA.
 
 Constraints (ValueError otherwise): M % 128 == 0, N % 128 == 0, K % 256 == 0, the layouts of the
@@ -47,7 +52,7 @@ import math
 import cutlass
 import cutlass.cute as cute
 
-from problems.dual_gemm.config import DualGemmSm100Config, choose_sm100
+from problems.dual_gemm.config import CTA2_TILE_M, DualGemmSm100Config, DualGemmSm100Cta2Config, choose_sm100
 from shared.cute import launch_queue
 from shared.cute.host import CompileCache, compile_sm100, launch_sm100, prepare_sm100
 from shared.cute.sm100_gemm import Sm100BlockScaledGemm
@@ -99,7 +104,7 @@ _COMPILED = CompileCache()
 
 
 def compile_for(m: int, n: int, k: int, l: int = 1, arch: str = "sm_100a",
-                config: DualGemmSm100Config | None = None, options: str = ""):
+                config: DualGemmSm100Config | DualGemmSm100Cta2Config | None = None, options: str = ""):
     """Compile (once per config, arch and options) the kernel that serves this shape; no GPU needed.
 
     The problem size is a runtime argument, so all shapes with the same config share one binary.
@@ -107,12 +112,15 @@ def compile_for(m: int, n: int, k: int, l: int = 1, arch: str = "sm_100a",
     Raises ValueError for shapes the kernel cannot take.
     """
     config = config or choose_sm100(m, n, k, l)
+    if isinstance(config, DualGemmSm100Cta2Config) and m % CTA2_TILE_M:
+        raise ValueError(f"m = {m}: the 2-CTA dual GEMM (cta2) needs m % {CTA2_TILE_M} == 0")
     return compile_sm100(_COMPILED, NvFp4DualGemmSm100, config, 2, (m, n, k, l), arch, options)
 
 
-def prepare(data, config: DualGemmSm100Config):
+def prepare(data, config: DualGemmSm100Config | DualGemmSm100Cta2Config):
     """The tuple (a, b1, b2, sfa, sfb1, sfb2, sfa_p, sfb1_p, sfb2_p, c) checked and bound to the sm100
-    kernel of `config` (problems/dual_gemm/config.py choose_sm100); calling the result launches (c
+    kernel of `config` (problems/dual_gemm/config.py: choose_sm100, or a variant's chooser in
+    SM100_VARIANTS: the config's mainloop says one CTA or a CTA pair); calling the result launches (c
     written in place)."""
     return prepare_sm100(data, 2, config, compile_for)
 

@@ -19,7 +19,7 @@ SM90 = replace(SM90_M128, n_cwg=2, consumer_regs=200, a_unroll=2)
 from dataclasses import dataclass, field  # noqa: E402
 
 from problems.group_gemm.order import group_rank  # noqa: E402
-from problems.group_gemm.schedule_sm100 import estimated_cost  # noqa: E402
+from problems.group_gemm.schedule_sm100 import estimated_cost, pair_estimated_cost  # noqa: E402
 from shared.cute.sm100_config import MainloopConfig  # noqa: E402
 from shared.devices import B200_SM_COUNT  # noqa: E402
 from shared.sm100_variants import Sm100Variant  # noqa: E402
@@ -65,6 +65,35 @@ def choose_sm100_msorted(sizes, sm_count: int = B200_SM_COUNT) -> GroupGemmSm100
     return _cheapest(sizes, sm_count, "msorted")
 
 
+@dataclass(frozen=True)
+class GroupGemmSm100Cta2Config:
+    """The "cta2" variant: A and B swapped and 2-CTA MMAs (tcgen05 cta_group::2) on clusters of (2, 1, 1).
+    The MMA's M side is the problem's N (256 rows of B per pair tile, 128 per CTA), its N side the
+    group's M (tile_n rows of A per tile, tails zero-filled by the TMA): every group qualifies whatever
+    its M, N being a multiple of 256. Each CTA loads half of the tile's A rows and half of A's scale
+    block, multicast to both CTAs (the SFA multicast); C is stored transposed from the accumulators."""
+
+    tile_n: int = 64  # the MMA's N: rows of the problem's A per tile
+    num_acc_stage: int = 2  # 1 for tile_n = 256
+    num_ab_stage: int = 0  # 0 = fill shared memory
+    sm_count: int = B200_SM_COUNT  # grid cap (sm_count // 2 pairs) and descriptor workspace slots
+
+    def mainloop(self) -> MainloopConfig:
+        return MainloopConfig(tile_n=self.tile_n, num_b=1, num_acc_stage=self.num_acc_stage,
+                              num_ab_stage=self.num_ab_stage, cta_group=2)
+
+
+def choose_sm100_cta2(sizes, sm_count: int = B200_SM_COUNT) -> GroupGemmSm100Cta2Config | None:
+    """The swapped pair config, None where it does not apply (some group with N not a multiple of 256,
+    L != 1, or K not a positive multiple of 256): the tile over M with the cheapest busiest pair
+    (schedule_sm100.pair_estimated_cost); ties go to the narrower tile."""
+    sizes = list(sizes)
+    if not sizes or any(l != 1 or n % 256 or k <= 0 or k % 256 or m < 0 for m, n, k, l in sizes):
+        return None
+    best = min(SM100_TILE_NS, key=lambda tn: (pair_estimated_cost(sizes, tn, sm_count), tn))
+    return GroupGemmSm100Cta2Config(tile_n=best, num_acc_stage=1 if best == 256 else 2, sm_count=sm_count)
+
+
 # The sm100 variants (shared/sm100_variants.py): the submission's gate serves a variant only where the
 # B200 gates table found it correct and fastest for the shape; "conservative" is choose_sm100.
 SM100_VARIANTS = {
@@ -74,4 +103,7 @@ SM100_VARIANTS = {
     "msorted": Sm100Variant(
         "msorted", choose_sm100_msorted, runner_dsl=True,
         summary="the same kernel, its metadata rows (so its tiles) in descending group M, then K"),
+    "cta2": Sm100Variant("cta2", choose_sm100_cta2, runner_dsl=True,
+                         summary="A and B swapped, 2-CTA MMAs (256 rows of N per pair), A's scales multicast "
+                                 "over the pair"),
 }

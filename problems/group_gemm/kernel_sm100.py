@@ -39,6 +39,13 @@ Algorithm
     straight to the group's C, rows >= M skipped. Two accumulator buffers (tile_n <= 128) let the
     epilogue of one tile overlap the mainloop of the next.
 
+Variant "cta2" (config.py `GroupGemmSm100Cta2Config`, chosen only through the B200 gates table): the
+same kernel with A and B swapped on CTA pairs. The 2-CTA MMA's 256 rows are the problem's N (each CTA
+128 rows of B), its N side the group's M (tile_n rows of A per tile, half per CTA, tails zero-filled);
+the problem's SFA is fetched half by each CTA and multicast to both; the leader issues the MMAs; each
+CTA stores its accumulator rows into C transposed, columns past M skipped (`epilogue_swapped`);
+`PairGroupTileScheduler` walks schedule_sm100.pair_schedule. Requires every group's N % 256 == 0.
+
 Warp roles: warps 0-3 epilogue (warp 0 allocates / frees the 512 TMEM columns), warp 4 MMA, warp 5
 TMA and descriptor updates. 192 threads, one CTA per SM.
 
@@ -60,10 +67,11 @@ from dataclasses import replace
 import cutlass
 import cutlass.cute as cute
 import cutlass.pipeline as pipeline
+from cutlass.cute.nvgpu import cpasync
 
-from problems.group_gemm.config import GroupGemmSm100Config
+from problems.group_gemm.config import GroupGemmSm100Config, GroupGemmSm100Cta2Config
 from problems.group_gemm.order import group_rank
-from problems.group_gemm.schedule_sm100 import group_tiles, tile_starts
+from problems.group_gemm.schedule_sm100 import group_tiles, pair_group_tiles, pair_tile_starts, tile_starts
 from problems.group_gemm.schedule_sm100 import ordered as schedule_order
 from shared.cute import launch_queue
 from shared.cute import sm100_blockscaled as bs
@@ -87,17 +95,20 @@ NUM_TENSORMAPS = 4
 
 
 # ---------------------------------------------------------------------------------------- schedule
-def metadata_rows(sizes, addresses, tile_n: int, order=None) -> list[list[int]]:
+def metadata_rows(sizes, addresses, tile_n: int, order=None, pairs: bool = False) -> list[list[int]]:
     """The metadata table: per group [a, b, sfa, sfb, c addresses, M, N, K, M tiles, first tile,
     K blocks, 0...] (META_COLS int64), one row per group in `order` (group indices; default list
     order). The device numbers the tiles row by row, so the row order is the schedule's group order
-    (schedule_sm100.schedule with the same order) and the binary does not depend on it."""
+    (schedule_sm100.schedule with the same order) and the binary does not depend on it. `pairs`: the
+    swapped pair kernel's tiles (schedule_sm100 pair_group_tiles: the M tiles, tile_n rows of A each,
+    are the fast index)."""
     order, ordered_sizes = schedule_order(sizes, order)
-    starts = tile_starts(ordered_sizes, tile_n)
+    starts = pair_tile_starts(ordered_sizes, tile_n) if pairs else tile_starts(ordered_sizes, tile_n)
+    tiles = pair_group_tiles if pairs else group_tiles
     rows = []
     for i, g in enumerate(order):
         m, n, k, _l = sizes[g]
-        row = [*addresses[g], m, n, k, group_tiles(m, n, tile_n)[0], starts[i], k // bs.K_TILE]
+        row = [*addresses[g], m, n, k, tiles(m, n, tile_n)[0], starts[i], k // bs.K_TILE]
         rows.append(row + [0] * (META_COLS - len(row)))
     return rows
 
@@ -152,6 +163,32 @@ class GroupTileScheduler:
         return self.field(self.group_of(tile), COL_K_TILES)
 
 
+class PairGroupTileScheduler(GroupTileScheduler):
+    """The swapped pair kernel's schedule (schedule_sm100.pair_schedule): pair p = blockIdx.x // 2 takes
+    tiles p, p + pairs, ...; inside a group the problem's M tiles are the fast index. `coord` returns
+    the MMA's coordinates: (tile along the MMA's M = the problem's N / 256, tile along the MMA's N =
+    the problem's M / tile_n, group)."""
+
+    def __new_from_mlir_values__(self, values):
+        meta = cutlass.new_from_mlir_values(self.meta, values[:-2])
+        return PairGroupTileScheduler(meta, cutlass.Int32(values[-2]), cutlass.Int32(values[-1]))
+
+    def first(self):
+        bidx, _, _ = cute.arch.block_idx()
+        return cutlass.Int32(bidx // 2)
+
+    def next(self, tile):
+        gdim, _, _ = cute.arch.grid_dim()
+        return tile + cutlass.Int32(gdim // 2)
+
+    @cute.jit
+    def coord(self, tile):
+        g = self.group_of(tile)
+        local = tile - self.field(g, COL_TILE_START)
+        tiles_m = self.field(g, COL_TILES_M)
+        return local // tiles_m, local % tiles_m, g
+
+
 # ---------------------------------------------------------------------------------------- the kernel
 def group_operands(a_ptr, b_ptr, sfa_ptr, sfb_ptr, m, n, k):
     """Global views of one group's A, B (packed E2M1, K-major, L = 1) and reordered scales; the same
@@ -160,6 +197,28 @@ def group_operands(a_ptr, b_ptr, sfa_ptr, sfb_ptr, m, n, k):
     mA = bs.make_kmajor_operand(a_ptr, m, k, 1, whole_tiles=False)
     mB = bs.make_kmajor_operand(b_ptr, n, k, 1)
     return mA, mB, bs.make_scale_operand(sfa_ptr, mA), bs.make_scale_operand(sfb_ptr, mB)
+
+
+def swapped_operands(a_ptr, b_ptr, sfa_ptr, sfb_ptr, m, n, k):
+    """The swapped pair kernel's operands of one group, in the mainloop's roles: its "A" (the MMA's M
+    side) is the problem's B, its "B" the problem's A (M tails zero-filled), with their scales."""
+    mA, mB, mSFA, mSFB = group_operands(a_ptr, b_ptr, sfa_ptr, sfb_ptr, m, n, k)
+    return mB, mA, mSFB, mSFA
+
+
+def pair_shared_storage(ml, desc_buffer):
+    """The swapped pair kernel's shared storage: the grouped kernel's fields, plus the mbarrier of the
+    pair's tensor-memory dealloc handshake. Built in plain Python with evaluated annotations (this
+    module's are strings, which only a @cute.jit frame resolves; a struct declared in a @cute.jit body
+    cannot have a field under an `if`)."""
+    fields = {
+        "tensormaps": desc_buffer,
+        "ab_mbar": cute.struct.MemRange[cutlass.Int64, ml.num_ab_stage * 2],
+        "acc_mbar": cute.struct.MemRange[cutlass.Int64, ml.num_acc_stage * 2],
+        "tmem_holding_buf": cute.struct.MemRange[cutlass.Int32, 1],
+        "tmem_dealloc_mbar": cute.struct.MemRange[cutlass.Int64, 1],
+    }
+    return cute.struct(type("PairSharedStorage", (), {"__annotations__": fields}))
 
 
 def _gmem(dtype, address):
@@ -176,13 +235,14 @@ class NvFp4GroupGemmSm100(Sm100BlockScaledGemm):
     operand_order = ("a", "b0", "sfa", "sfb0")
 
     @staticmethod
-    def can_implement(sizes, config: GroupGemmSm100Config) -> bool:
+    def can_implement(sizes, config: GroupGemmSm100Config | GroupGemmSm100Cta2Config) -> bool:
         try:
-            config.mainloop()
+            cta_group = config.mainloop().cta_group
         except ValueError:
             return False
+        n_tile = 2 * bs.TILE_M if cta_group == 2 else config.tile_n  # cta2: N on the pair's 256 MMA rows
         return bool(sizes) and all(
-            l == 1 and k > 0 and k % bs.K_TILE == 0 and n % bs.SF_ATOM_ROWS == 0 and n % config.tile_n == 0
+            l == 1 and k > 0 and k % bs.K_TILE == 0 and n % bs.SF_ATOM_ROWS == 0 and n % n_tile == 0
             and m >= 0 for m, n, k, l in sizes
         )
 
@@ -204,7 +264,10 @@ class NvFp4GroupGemmSm100(Sm100BlockScaledGemm):
         ml = self.ml
         tiled_mma = ml.setup()
 
-        mA, mB, mSFA, mSFB = group_operands(a_ptr, b_ptr, sfa_ptr, sfb_ptr, m, n, k)
+        if cutlass.const_expr(ml.pair):
+            mA, mB, mSFA, mSFB = swapped_operands(a_ptr, b_ptr, sfa_ptr, sfb_ptr, m, n, k)
+        else:
+            mA, mB, mSFA, mSFB = group_operands(a_ptr, b_ptr, sfa_ptr, sfb_ptr, m, n, k)
         tma_a, tma_sfa = ml.make_tma_a(mA, mSFA)
         tma_b, tma_sfb = ml.make_tma_b(mB, mSFB)
         mMeta = cute.make_tensor(meta_ptr, cute.make_layout((num_groups, META_COLS), stride=(META_COLS, 1)))
@@ -213,7 +276,10 @@ class NvFp4GroupGemmSm100(Sm100BlockScaledGemm):
             tensormap_ptr,
             cute.make_layout((self.config.sm_count, NUM_TENSORMAPS, words), stride=(NUM_TENSORMAPS * words, words, 1)),
         )
-        grid = (cutlass.min(total_tiles, self.config.sm_count), 1, 1)
+        if cutlass.const_expr(ml.pair):
+            grid = (2 * cutlass.min(total_tiles, self.config.sm_count // 2), 1, 1)
+        else:
+            grid = (cutlass.min(total_tiles, self.config.sm_count), 1, 1)
 
         # Spelled as a local: the struct resolves its (string) annotations in this frame.
         desc_buffer = cute.struct.Align[cute.struct.MemRange[cutlass.Int64, NUM_TENSORMAPS * words], TENSORMAP_BYTES]
@@ -226,11 +292,13 @@ class NvFp4GroupGemmSm100(Sm100BlockScaledGemm):
             tmem_holding_buf: cute.struct.MemRange[cutlass.Int32, 1]
 
         self.shared_storage = SharedStorage
+        if cutlass.const_expr(ml.pair):
+            self.shared_storage = pair_shared_storage(ml, desc_buffer)
 
         tma = {"a": tma_a, "b0": tma_b, "sfa": tma_sfa, "sfb0": tma_sfb}
         operands = tuple(x for name in self.operand_order for x in tma[name])  # atom, tensor, atom, ...
         launch_queue.launch(self.kernel(tiled_mma, operands, mMeta, mTensormaps, num_groups, total_tiles), queue,
-                            grid=grid, block=[bs.THREADS_PER_CTA, 1, 1], cluster=(1, 1, 1))
+                            grid=grid, block=[bs.THREADS_PER_CTA, 1, 1], cluster=(ml.cta_group, 1, 1))
 
     @cute.kernel
     def kernel(
@@ -251,20 +319,33 @@ class NvFp4GroupGemmSm100(Sm100BlockScaledGemm):
         storage = smem.allocate(self.shared_storage)
         (sA, sSFA, sB, sSFB), ab_pipeline, acc_pipeline, tmem, epilogue_barrier = self.ml.setup_cta(storage, smem)
 
-        thr_mma = tiled_mma.get_slice(0)
+        cta_rank = None  # a CTA pair: this CTA's rank in the cluster (0 = the leader)
+        if cutlass.const_expr(self.ml.pair):
+            cta_rank = cute.arch.make_warp_uniform(cute.arch.block_idx_in_cluster())
+            thr_mma = tiled_mma.get_slice(cta_rank)
+        else:
+            thr_mma = tiled_mma.get_slice(0)
         # Partitions of the kernel parameters' (first group's) TMA coordinate tensors. A TMA
         # coordinate is just (row, k) arithmetic, so the same partitions index every group: the
         # descriptor a load names decides which tensor and bounds the coordinates apply to.
         atoms = dict(zip(self.operand_order, operands[0::2]))
         tiled = self.tile_operands(thr_mma, dict(zip(self.operand_order, operands[1::2])))
-        loads = self.partition_operands(atoms, tiled, staged_buffers(sA, sSFA, sB, sSFB))
+        loads = self.partition_operands(atoms, tiled, staged_buffers(sA, sSFA, sB, sSFB), cta_rank)
 
         tCrA = tiled_mma.make_fragment_A(sA)
         tCrB = [tiled_mma.make_fragment_B(sB[0])]
         tCtAcc_fake = self.ml.make_acc_fragment()
 
-        sched = GroupTileScheduler(mMeta, num_groups, total_tiles)
-        pipeline.pipeline_init_wait(cluster_shape_mn=(1, 1))
+        sfb_mask = None
+        is_leader = None
+        if cutlass.const_expr(self.ml.pair):
+            sched = PairGroupTileScheduler(mMeta, num_groups, total_tiles)
+            sfb_vmnk = self.ml.cluster_layout_sfb_vmnk
+            sfb_mask = cpasync.create_tma_multicast_mask(sfb_vmnk, sfb_vmnk.get_flat_coord(cta_rank), mcast_mode=1)
+            is_leader = cta_rank == 0
+        else:
+            sched = GroupTileScheduler(mMeta, num_groups, total_tiles)
+        pipeline.pipeline_init_wait(cluster_shape_mn=(self.ml.cta_group, 1))
 
         desc_smem_base = storage.tensormaps.data_ptr()
         if warp_idx == bs.TMA_WARP:
@@ -276,27 +357,34 @@ class NvFp4GroupGemmSm100(Sm100BlockScaledGemm):
                 mTensormaps[(bidx, None, None)],
                 [loads[name][1:] for name in ("a", "sfa")],
                 [loads[name][1:] for name in ("b0", "sfb0")],
+                sfb_mask,
             )
 
         if warp_idx == bs.MMA_WARP:
             # k_tile_cnt 0: the schedule gives each tile its group's K blocks
-            self.mma_role(sched, 0, (ab_pipeline, acc_pipeline), tmem, tCtAcc_fake.layout, tCrA, tCrB, sSFA, sSFB)
+            self.mma_role(sched, 0, (ab_pipeline, acc_pipeline), tmem, tCtAcc_fake.layout, tCrA, tCrB, sSFA, sSFB,
+                          is_leader)
 
         if warp_idx < bs.MMA_WARP:
             acc_tmem_ptr, tCtAcc = self.ml.acquire_accumulators(tmem, tCtAcc_fake.layout)
             # A tiled MMA of its own: the MMA warp's one carries the scale addresses it set per K block.
-            thr_mma_epi = bs.BlockScaledMainloop._make_tiled_mma(self.config.tile_n).get_slice(0)
-            self.epilogue(sched, tidx, thr_mma_epi, acc_pipeline, tCtAcc)
+            if cutlass.const_expr(self.ml.pair):
+                thr_mma_epi = bs.BlockScaledMainloop._make_tiled_mma(self.config.tile_n, 2).get_slice(cta_rank)
+                self.epilogue_swapped(sched, tidx, thr_mma_epi, acc_pipeline, tCtAcc)
+            else:
+                thr_mma_epi = bs.BlockScaledMainloop._make_tiled_mma(self.config.tile_n).get_slice(0)
+                self.epilogue(sched, tidx, thr_mma_epi, acc_pipeline, tCtAcc)
             self.ml.release_accumulators(tmem, epilogue_barrier, acc_tmem_ptr)
 
     @cute.jit
-    def tma_warp(self, sched, ab_pipeline, atoms, desc_smem_base, mDesc, a_parts, b_parts):
+    def tma_warp(self, sched, ab_pipeline, atoms, desc_smem_base, mDesc, a_parts, b_parts, sfb_mask=None):
         """Producer role: per tile, the group's descriptors when the group changes, then every K block of
         A / SFA (by the tile's M coordinate) and B / SFB (by its N coordinate, SFB by its 128-row atom).
 
         The descriptors of A, B, SFA, SFB live in shared memory from `desc_smem_base` (where they are
         edited) and in this CTA's slot `mDesc` (NUM_TENSORMAPS, 16 words) of the global workspace
-        (where the TMA unit reads them)."""
+        (where the TMA unit reads them). `sfb_mask` (a CTA pair): the CTAs the B scales' multicast TMA
+        writes to; the pair's operands are the swapped ones (`swapped_operands`)."""
         tensormaps = TensorMapManager(TensorMapUpdateMode.SMEM, TENSORMAP_BYTES)
         words = TENSORMAP_BYTES // 8
         desc_smem = [desc_smem_base + i * words for i in range(NUM_TENSORMAPS)]
@@ -311,7 +399,8 @@ class NvFp4GroupGemmSm100(Sm100BlockScaledGemm):
         while sched.valid(tile):
             tm, tn, g = sched.coord(tile)
             if g != last_group:
-                mA, mB, mSFA, mSFB = group_operands(
+                operands_of = swapped_operands if cutlass.const_expr(self.ml.pair) else group_operands
+                mA, mB, mSFA, mSFB = operands_of(
                     _gmem(bs.AB_DTYPE, sched.meta[(g, PTR_A)]),
                     _gmem(bs.AB_DTYPE, sched.meta[(g, PTR_B)]),
                     _gmem(bs.SF_DTYPE, sched.meta[(g, PTR_SFA)]),
@@ -335,9 +424,12 @@ class NvFp4GroupGemmSm100(Sm100BlockScaledGemm):
                 (atoms[2], tAgSFA[(None, tm, None, 0)], tAsSFA, descs[2]),
                 (atoms[3], tBgSFB[(None, tn_sf, None, 0)], tBsSFB, descs[3]),
             ]
+            masks = None
+            if cutlass.const_expr(sfb_mask is not None):
+                masks = [None, None, None, sfb_mask]  # only the B scales (the problem's SFA) are multicast
             for k_tile in cutlass.range(sched.field(g, COL_K_TILES), unroll=1):
                 ab_pipeline.producer_acquire(state)
-                self.ml.load_k_tile(ab_pipeline, state, k_tile, copies)
+                self.ml.load_k_tile(ab_pipeline, state, k_tile, copies, masks)
                 state.advance()
             tile = sched.next(tile)
         # Do not exit while TMA writes into this CTA's shared memory are still in flight.
@@ -379,11 +471,53 @@ class NvFp4GroupGemmSm100(Sm100BlockScaledGemm):
             tile = sched.next(tile)
 
 
+    @cute.jit
+    def epilogue_swapped(self, sched, tidx, thr_mma, acc_pipeline, tCtAcc):
+        """The swapped pair kernel's epilogue warps: accumulator lane = a row of the problem's N (this
+        CTA's 128 of the pair's 256), columns = rows of its M; per tile, fp16 values stored into C
+        transposed (a (N, M) view of the row-major C), columns >= M left alone."""
+        c_tile = cute.slice_(self.ml.mma_tiler, (None, None, 0))
+        acc_state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, self.ml.num_acc_stage)
+        tile = sched.first()
+        while sched.valid(tile):
+            tn, tm, g = sched.coord(tile)  # tn: 256 rows of N, tm: tile_n rows of M
+            m = sched.field(g, COL_M)
+            n = sched.field(g, COL_N)
+            c_ptr = _gmem(bs.C_DTYPE, sched.meta[(g, PTR_C)])
+            mCt = cute.make_tensor(c_ptr, cute.make_layout((n, m, 1), stride=(1, n, m * n)))
+            tCgC = thr_mma.partition_C(cute.local_tile(mCt, c_tile, (None, None, None)))
+            iCt = cute.make_identity_tensor(mCt.shape)
+            tCcC = thr_mma.partition_C(cute.local_tile(iCt, c_tile, (None, None, None)))
+            tiled_t2r, tTR_tAcc, tTR_gC = self.ml.make_epilogue_copy(tidx, tCtAcc, tCgC)
+            _, _, tTR_cC = self.ml.make_epilogue_copy(tidx, tCtAcc, tCcC)
+            frag_shape = tTR_gC[(None, None, None, 0, 0, 0, 0, 0)].shape
+            tTR_rAcc = cute.make_rmem_tensor(frag_shape, bs.ACC_DTYPE)
+            tTR_rC = cute.make_rmem_tensor(frag_shape, bs.C_DTYPE)
+            tTR_gC_tile = tTR_gC[(None, None, None, 0, None, tn, tm, 0)]
+            tTR_cC_tile = tTR_cC[(None, None, None, 0, None, tn, tm, 0)]
+            acc_pipeline.consumer_wait(acc_state)
+            for sub in cutlass.range(cute.size(tTR_tAcc, mode=[4]), unroll_full=True):
+                cute.copy(tiled_t2r, tTR_tAcc[(None, None, None, 0, sub, acc_state.index)], tTR_rAcc)
+                # tcgen05.ld is asynchronous: its registers are valid after tcgen05.wait::ld.
+                cute.arch.fence_view_async_tmem_load()
+                tTR_rC.store(tTR_rAcc.load().to(bs.C_DTYPE))
+                dst = tTR_gC_tile[(None, None, None, sub)]
+                crd = tTR_cC_tile[(None, None, None, sub)]
+                for i in cutlass.range_constexpr(cute.size(dst)):
+                    if crd[i][1] < m:
+                        dst[i] = tTR_rC[i]
+            # Every TMEM read of this buffer has completed (waited above): hand it back.
+            acc_pipeline.consumer_release(acc_state)
+            acc_state.advance()
+            tile = sched.next(tile)
+
+
 # ---------------------------------------------------------------------------------------- host glue
 _COMPILED = CompileCache()
 
 
-def compile_for(config: GroupGemmSm100Config | None = None, arch: str = "sm_100a", options: str = ""):
+def compile_for(config: GroupGemmSm100Config | GroupGemmSm100Cta2Config | None = None, arch: str = "sm_100a",
+                options: str = ""):
     """Compile (once per config, arch and options) the kernel; no GPU needed. Problem sizes, group
     count and addresses are runtime values, so one binary serves every problem of a config.
     `options` are extra cute.compile flags (e.g. "--keep-ptx --keep-cubin --dump-dir DIR")."""
@@ -416,7 +550,7 @@ def takes(sizes) -> bool:
     return all(l == 1 and n % bs.SF_ATOM_ROWS == 0 for _m, n, _k, l in sizes)
 
 
-def prepare(data, config: GroupGemmSm100Config, sizes):
+def prepare(data, config: GroupGemmSm100Config | GroupGemmSm100Cta2Config, sizes):
     """The leaderboard tuple bound to the kernel of `config` (problems/group_gemm/config.py
     choose_sm100, for the device's SM count): every tensor checked by group and name, the kernel
     compiled (or fetched), the metadata table and descriptor workspace made on the GPU. Returns a
@@ -434,14 +568,20 @@ def prepare(data, config: GroupGemmSm100Config, sizes):
     scales = [check_group(g, *abc[g], reordered[g], sizes[g]) for g in range(len(sizes))]
     check_groups_cuda(abc, scales)
     device = abc[0][0].device
-    order = group_rank(sizes, config.order)
-    starts = tile_starts([sizes[g] for g in order], config.tile_n)
+    pairs = isinstance(config, GroupGemmSm100Cta2Config)
+    if pairs and any(n % 256 for _m, n, _k, _l in sizes):
+        raise ValueError("group_gemm cta2: every group's N must be a multiple of 256, got "
+                         f"{[n for _m, n, _k, _l in sizes]}")
+    order = list(range(len(sizes))) if pairs else group_rank(sizes, config.order)  # cta2: list order
+    ordered_sizes = [sizes[g] for g in order]
+    starts = pair_tile_starts(ordered_sizes, config.tile_n) if pairs else tile_starts(ordered_sizes, config.tile_n)
     if starts[-1] == 0:
         return lambda: None  # every C is empty
-    compiled = compile_for(replace(config, order="group"))  # the order is in the rows, not in the binary
+    # The order is in the rows, not in the binary (a cta2 config has none: its groups in list order).
+    compiled = compile_for(config if pairs else replace(config, order="group"))
     addresses = [(a.data_ptr(), b.data_ptr(), sfa.data_ptr(), sfb.data_ptr(), c.data_ptr())
                  for (a, b, c), (sfa, sfb) in zip(abc, scales)]
-    meta = torch.tensor(metadata_rows(sizes, addresses, config.tile_n, order), dtype=torch.int64).to(device)
+    meta = torch.tensor(metadata_rows(sizes, addresses, config.tile_n, order, pairs), dtype=torch.int64).to(device)
     workspace = torch.empty((config.sm_count, NUM_TENSORMAPS, TENSORMAP_BYTES // 8), dtype=torch.int64, device=device)
     first = order[next(i for i in range(len(sizes)) if starts[i + 1] > starts[i])]
     (a, b, _), (sfa, sfb) = abc[first], scales[first]

@@ -68,3 +68,49 @@ def estimated_cost(sizes, tile_n: int, sm_count: int = B200_SM_COUNT, order=None
     per_cta = [sum((k_blocks[g] + 2) * (TILE_M + tile_n) for g, _, _ in work)
                for work in schedule(sizes, tile_n, sm_count, order)]
     return max(per_cta, default=0)
+
+
+# ------------------------------------------------------------------------------ CTA pairs, A and B swapped
+PAIR_M = 2 * TILE_M  # rows of a 2-CTA MMA: here 256 rows of the problem's N
+
+
+def pair_group_tiles(m: int, n: int, tile_n: int) -> tuple[int, int]:
+    """(tiles along the problem's M, tiles along its N) of one group for the swapped pair kernel: the
+    MMA's M side is the problem's N (256 per tile, N a multiple of 256), its N side the problem's M
+    (tile_n per tile, partial tiles count)."""
+    return -(-m // tile_n), n // PAIR_M
+
+
+def pair_tile_starts(sizes, tile_n: int) -> list[int]:
+    """First pair tile of each group (G + 1 entries: the last is the total)."""
+    starts = [0]
+    for m, n, _k, _l in sizes:
+        tm, tn = pair_group_tiles(m, n, tile_n)
+        starts.append(starts[-1] + tm * tn)
+    return starts
+
+
+def pair_schedule(sizes, tile_n: int, sm_count: int = B200_SM_COUNT) -> list[list[tuple[int, int, int]]]:
+    """The work of every CTA pair, in its order: [(group, N tile of 256, M tile of tile_n), ...]; pair p
+    of min(#tiles, sm_count // 2) takes tiles p, p + pairs, ...; inside a group the M tiles are
+    fastest, so pairs running at once share the problem's B tiles (the large operand)."""
+    starts = pair_tile_starts(sizes, tile_n)
+    fast = [pair_group_tiles(m, n, tile_n)[0] for m, n, _, _ in sizes]
+    total, pairs = starts[-1], min(starts[-1], sm_count // 2)
+    out = []
+    for p in range(pairs):
+        work = []
+        for t in range(p, total, pairs):
+            g, tm, tn = locate(t, starts, fast)  # tm: the fast (problem M) index, tn: the slow one
+            work.append((g, tn, tm))
+        out.append(work)
+    return out
+
+
+def pair_estimated_cost(sizes, tile_n: int, sm_count: int = B200_SM_COUNT) -> float:
+    """Relative time of the busiest pair: per K block each CTA brings in 128 rows of B and tile_n / 2
+    rows of A; per tile 2 K blocks' worth of fill and epilogue."""
+    k_blocks = [k // K_TILE for _, _, k, _ in sizes]
+    per_pair = [sum((k_blocks[g] + 2) * (TILE_M + tile_n // 2) for g, _, _ in work)
+                for work in pair_schedule(sizes, tile_n, sm_count)]
+    return max(per_pair, default=0)

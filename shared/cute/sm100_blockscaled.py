@@ -25,7 +25,17 @@ gives each tile its group's K and whose TMA loads name per-group descriptors in 
   A and SFA are fetched from global memory and copied into tensor memory once per K block and
   used by all `num_b` MMAs (each MMA still reads A from shared memory); that is what makes the
   fused dual GEMM cheaper than two GEMMs.
-* `TileScheduler`: static persistent schedule shared by the three roles.
+* `TileScheduler`: static persistent schedule shared by the three roles; `PairTileScheduler` the same
+  over CTA pairs.
+
+CTA pairs (`MainloopConfig.cta_group = 2`, clusters of (2, 1, 1)): the MMA is
+`tcgen05.mma.cta_group::2`, 256 x tile_n x 64. Each CTA loads its 128 rows of A and SFA and half of each
+B tile with the 2-SM TMA (which signals the leader's stage barrier; the leader's expect-tx counts both
+CTAs' bytes), and half of each B scale block, multicast to both CTAs. The leader (rank 0) alone waits
+on the stage barriers, copies the scales into both CTAs' tensor memory (`tcgen05.cp.cta_group::2`),
+issues the MMAs and commits them to both CTAs' barriers (multicast mask 0b11). Both CTAs allocate and
+free their tensor memory with `cta_group::2` (the free after a handshake with the peer) and run the
+epilogue of their own 128 rows; their 256 epilogue threads release the leader's accumulator barrier.
 
 Warp layout used by both kernels: warps 0-3 epilogue (warp w reads TMEM lanes 32w..32w+31, which
 is what `tcgen05.ld` allows a warp to touch), warp 4 MMA (a single thread issues tcgen05 ops),
@@ -197,6 +207,27 @@ class TileScheduler:
         return k_step
 
 
+class PairTileScheduler(TileScheduler):
+    """The static persistent schedule of CTA pairs (clusters of 2 along x): pair p = blockIdx.x // 2 takes
+    256-row tiles p, p + pairs, p + 2 * pairs, ... (M fastest), both CTAs of a pair the same tiles;
+    `coord` gives the tile's (256-row M index, N index, L)."""
+
+    def __new_from_mlir_values__(self, values):
+        return PairTileScheduler(*(cutlass.Int32(v) for v in values))
+
+    @staticmethod
+    def grid(tiles_m, tiles_n, tiles_l, sm_count: int):
+        return (2 * cutlass.min(tiles_m * tiles_n * tiles_l, sm_count // 2), 1, 1)
+
+    def first(self):
+        bidx, _, _ = cute.arch.block_idx()
+        return cutlass.Int32(bidx // 2)
+
+    def next(self, tile):
+        gdim, _, _ = cute.arch.grid_dim()
+        return tile + cutlass.Int32(gdim // 2)
+
+
 def tile_counts(mC: cute.Tensor, tile_n: int):
     """(tiles_m, tiles_n, L) of a (M, N, L) output for 128 x tile_n tiles (exact multiples)."""
     return mC.shape[0] // TILE_M, mC.shape[1] // tile_n, mC.shape[2]
@@ -211,7 +242,8 @@ class BlockScaledMainloop:
         self.tile_n = config.tile_n
         self.num_ab_stage = config.stages
         self.num_acc_stage = config.num_acc_stage
-        self.mma_tiler = (TILE_M, config.tile_n, K_TILE)
+        self.cta_group = config.cta_group  # 2: CTA pairs, see `pair` below
+        self.mma_tiler = (config.mma_m, config.tile_n, K_TILE)
         self.num_k_blocks = K_TILE // MMA_INST_K
         self.acc_cols = config.num_acc_stage * config.num_b * config.tile_n
         self.sfb_cols = -(-config.tile_n // SF_ATOM_ROWS) * SF_TMEM_COLS_PER_ATOM
@@ -222,17 +254,26 @@ class BlockScaledMainloop:
 
     # ------------------------------------------------------------------ host side (inside @cute.jit)
     @staticmethod
-    def _make_tiled_mma(tile_n: int):
+    def _make_tiled_mma(tile_n: int, cta_group: int = 1):
         # E2M1 x E2M1 operands from shared memory (both K-major, the only layout kind::mxf4nvf4
-        # takes), UE4M3 scales, one CTA: the instruction is 128 x tile_n x 64.
+        # takes), UE4M3 scales. One CTA: the instruction is 128 x tile_n x 64; a CTA pair
+        # (cta_group::2): 256 x tile_n x 64, each CTA holding 128 rows of A and tile_n / 2 rows of B.
+        group = tcgen05.CtaGroup.TWO if cta_group == 2 else tcgen05.CtaGroup.ONE
         op = tcgen05.MmaMXF4NVF4Op(
-            SF_DTYPE, (TILE_M, tile_n, MMA_INST_K), tcgen05.CtaGroup.ONE, tcgen05.OperandSource.SMEM
+            SF_DTYPE, (TILE_M * cta_group, tile_n, MMA_INST_K), group, tcgen05.OperandSource.SMEM
         )
         return cute.make_tiled_mma(op)
 
+    @property
+    def pair(self) -> bool:
+        """2-CTA MMAs: a cluster of 2 CTAs shares each 256-row tile. The leader CTA (rank 0) issues the
+        scale copies, the MMAs and the commits for both; both CTAs load their halves by TMA (signalling
+        the leader's stage barrier), allocate tensor memory and run the epilogue of their own 128 rows."""
+        return self.cta_group == 2
+
     def setup(self):
         """Tiled MMA and staged shared-memory layouts; needs an MLIR context (call under @cute.jit)."""
-        self.bind(self._make_tiled_mma(self.tile_n))
+        self.bind(self._make_tiled_mma(self.tile_n, self.cta_group))
         return self.tiled_mma
 
     def bind(self, tiled_mma):
@@ -243,8 +284,18 @@ class BlockScaledMainloop:
         """
         self.tiled_mma = tiled_mma
         # The SFB TMA is partitioned as if the MMA were 128 wide (whole scale atoms).
-        self.tiled_mma_sfb = tiled_mma if self.sfb_tile_div == 1 else self._make_tiled_mma(self.sfb_tile_n)
-        self.cluster_layout_vmnk = cute.tiled_divide(cute.make_layout((1, 1, 1)), (self.tiled_mma.thr_id.shape,))
+        # With a CTA pair it is a one-CTA MMA too: each CTA's tensor memory holds every column's scales.
+        self.tiled_mma_sfb = (
+            tiled_mma if self.sfb_tile_div == 1 and not self.pair else self._make_tiled_mma(self.sfb_tile_n)
+        )
+        self.cluster_layout_vmnk = cute.tiled_divide(
+            cute.make_layout((self.cta_group, 1, 1)), (self.tiled_mma.thr_id.shape,)
+        )
+        if self.pair:
+            # (V=1, M=2, N=1, K=1): the SFB TMA splits the scale block over the pair and multicasts.
+            self.cluster_layout_sfb_vmnk = cute.tiled_divide(
+                cute.make_layout((self.cta_group, 1, 1)), (self.tiled_mma_sfb.thr_id.shape,)
+            )
         self.a_smem_layout = sm100_utils.make_smem_layout_a(self.tiled_mma, self.mma_tiler, AB_DTYPE, self.num_ab_stage)
         self.b_smem_layout = sm100_utils.make_smem_layout_b(self.tiled_mma, self.mma_tiler, AB_DTYPE, self.num_ab_stage)
         self.sfa_smem_layout = blockscaled_utils.make_smem_layout_sfa(
@@ -261,11 +312,18 @@ class BlockScaledMainloop:
             cute.size_in_bytes(AB_DTYPE, cute.slice_(self.b_smem_layout, one))
             + cute.size_in_bytes(SF_DTYPE, cute.slice_(self.sfb_smem_layout, one))
         )
+        if self.pair:
+            # The leader's stage barrier counts the bytes landing in both CTAs (sm100_config.pair_tx_bytes).
+            self.tma_bytes *= self.cta_group
+
+    def _tma_op(self):
+        """Global -> shared TMA op of A, SFA and B: the 2-SM form for a pair (it signals the leader's barrier)."""
+        return cpasync.CopyBulkTensorTileG2SOp(tcgen05.CtaGroup.TWO if self.pair else tcgen05.CtaGroup.ONE)
 
     def make_tma_a(self, mA: cute.Tensor, mSFA: cute.Tensor):
         """TMA atoms (and coordinate tensors) for A and its scales."""
         one = (None, None, None, 0)
-        op = cpasync.CopyBulkTensorTileG2SOp(tcgen05.CtaGroup.ONE)
+        op = self._tma_op() if self.pair else cpasync.CopyBulkTensorTileG2SOp(tcgen05.CtaGroup.ONE)
         tma_a = cute.nvgpu.make_tiled_tma_atom_A(
             op,
             mA,
@@ -290,7 +348,7 @@ class BlockScaledMainloop:
     def make_tma_b(self, mB: cute.Tensor, mSFB: cute.Tensor):
         """TMA atoms (and coordinate tensors) for one B operand and its scales."""
         one = (None, None, None, 0)
-        op = cpasync.CopyBulkTensorTileG2SOp(tcgen05.CtaGroup.ONE)
+        op = self._tma_op() if self.pair else cpasync.CopyBulkTensorTileG2SOp(tcgen05.CtaGroup.ONE)
         tma_b = cute.nvgpu.make_tiled_tma_atom_B(
             op,
             mB,
@@ -299,6 +357,18 @@ class BlockScaledMainloop:
             self.tiled_mma,
             self.cluster_layout_vmnk.shape,
         )
+        if self.pair:
+            # Each CTA of the pair fetches half of the scale block and multicasts it to both.
+            tma_sfb = cute.nvgpu.make_tiled_tma_atom_B(
+                cpasync.CopyBulkTensorTileG2SMulticastOp(tcgen05.CtaGroup.TWO),
+                mSFB,
+                cute.slice_(self.sfb_smem_layout, one),
+                self.mma_tiler_sfb,
+                self.tiled_mma_sfb,
+                self.cluster_layout_sfb_vmnk.shape,
+                internal_type=cutlass.Int16,
+            )
+            return tma_b, tma_sfb
         tma_sfb = cute.nvgpu.make_tiled_tma_atom_B(
             op,
             mSFB,
@@ -339,13 +409,25 @@ class BlockScaledMainloop:
         sA, sSFA, sB, sSFB = self.allocate_smem(smem)
         ab_pipeline = self.make_ab_pipeline(storage.ab_mbar.data_ptr())
         acc_pipeline = self.make_acc_pipeline(storage.acc_mbar.data_ptr())
-        tmem = TmemAllocator(
-            storage.tmem_holding_buf.data_ptr(),
-            barrier_for_retrieve=pipeline.NamedBarrier(barrier_id=2, num_threads=32 * (len(EPILOGUE_WARPS) + 1)),
-            allocator_warp_id=EPILOGUE_WARPS[0],
-        )
+        retrieve = pipeline.NamedBarrier(barrier_id=2, num_threads=32 * (len(EPILOGUE_WARPS) + 1))
+        if self.pair:
+            # tcgen05.alloc/dealloc.cta_group::2 on both CTAs; before freeing, each allocator warp waits
+            # for the peer's arrival on this mbarrier (the peer's epilogue is done with its half).
+            tmem = TmemAllocator(
+                storage.tmem_holding_buf.data_ptr(),
+                barrier_for_retrieve=retrieve,
+                allocator_warp_id=EPILOGUE_WARPS[0],
+                is_two_cta=True,
+                two_cta_tmem_dealloc_mbar_ptr=storage.tmem_dealloc_mbar.data_ptr(),
+            )
+        else:
+            tmem = TmemAllocator(
+                storage.tmem_holding_buf.data_ptr(),
+                barrier_for_retrieve=retrieve,
+                allocator_warp_id=EPILOGUE_WARPS[0],
+            )
         epilogue_barrier = pipeline.NamedBarrier(barrier_id=1, num_threads=32 * len(EPILOGUE_WARPS))
-        pipeline.pipeline_init_arrive(cluster_shape_mn=(1, 1), is_relaxed=True)
+        pipeline.pipeline_init_arrive(cluster_shape_mn=(self.cta_group, 1), is_relaxed=True)
         return (sA, sSFA, sB, sSFB), ab_pipeline, acc_pipeline, tmem, epilogue_barrier
 
     @staticmethod
@@ -378,25 +460,27 @@ class BlockScaledMainloop:
         )
 
     def make_acc_pipeline(self, barrier_ptr):
-        """Accumulator hand-off MMA warp -> epilogue warps (128 consumer threads)."""
+        """Accumulator hand-off MMA warp -> epilogue warps (128 consumer threads; a pair's leader waits for
+        both CTAs' 256 before it overwrites the accumulators)."""
         return pipeline.PipelineUmmaAsync.create(
             barrier_storage=barrier_ptr,
             num_stages=self.num_acc_stage,
             producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread),
-            consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 32 * len(EPILOGUE_WARPS)),
+            consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 32 * len(EPILOGUE_WARPS) * self.cta_group),
             cta_layout_vmnk=self.cluster_layout_vmnk,
             defer_sync=True,
         )
 
-    def partition_tma(self, tma_atom, gX, sX, scales: bool):
+    def partition_tma(self, tma_atom, gX, sX, scales: bool, cta_coord=0, cta_count: int = 1):
         """Split a (tile, tile, RestMN, RestK, L)-tiled global tensor and its staged smem for one TMA atom.
 
         Returns (tXsX: ((atom_v, rest_v), STAGE), tXgX: ((atom_v, rest_v), RestMN, RestK, L)).
+        A multicast TMA splits the box over `cta_count` CTAs; this CTA's share is `cta_coord`.
         Scale tensors carry stride-0 modes (one scale per 16 K values); the TMA works on the
         compacted (stride-0-free) views.
         """
         tXsX, tXgX = cpasync.tma_partition(
-            tma_atom, 0, cute.make_layout(1), cute.group_modes(sX, 0, 3), cute.group_modes(gX, 0, 3)
+            tma_atom, cta_coord, cute.make_layout(cta_count), cute.group_modes(sX, 0, 3), cute.group_modes(gX, 0, 3)
         )
         if scales:
             tXsX = cute.filter_zeros(tXsX)
@@ -416,15 +500,23 @@ class BlockScaledMainloop:
         gX = cute.local_tile(mSFB, cute.slice_(self.mma_tiler_sfb, (0, None, None)), (None, None, None))
         return self.tiled_mma_sfb.get_slice(0).partition_B(gX)
 
-    def load_k_tile(self, ab_pipeline, state, k_tile, copies):
+    def load_k_tile(self, ab_pipeline, state, k_tile, copies, masks=None):
         """TMA for one K block of every operand into the producer stage `state`.
 
         `copies` is a list of (tma_atom, tXgX sliced to ((atom_v, rest_v), RestK), tXsX) or of
         (tma_atom, tXgX, tXsX, descriptor pointer): the last form loads through a TMA descriptor
         in global memory (the grouped GEMM's, rewritten on the device per group) instead of the
-        atom's own (a kernel parameter).
+        atom's own (a kernel parameter). `masks` (a CTA pair): per copy None or the CTA mask a
+        multicast TMA writes to.
         """
         bar = ab_pipeline.producer_get_barrier(state)
+        if cutlass.const_expr(masks is not None):
+            for (atom, tXgX, tXsX, *desc), mask in zip(copies, masks):
+                extra = {} if mask is None else {"mcast_mask": mask}
+                if cutlass.const_expr(len(desc) == 1):
+                    extra["tma_desc_ptr"] = desc[0]
+                cute.copy(atom, tXgX[(None, k_tile)], tXsX[(None, state.index)], tma_bar_ptr=bar, **extra)
+            return
         for atom, tXgX, tXsX, *desc in copies:
             if cutlass.const_expr(len(desc) == 0):
                 cute.copy(atom, tXgX[(None, k_tile)], tXsX[(None, state.index)], tma_bar_ptr=bar)
@@ -476,7 +568,8 @@ class BlockScaledMainloop:
         """tcgen05.cp (4 warps x 32 lanes x 128 bit) from the staged smem scales to their TMEM home."""
         sSF_compact = cute.filter_zeros(sSF)
         tSF_compact = cute.filter_zeros(tSF)
-        atom = cute.make_copy_atom(tcgen05.Cp4x32x128bOp(tcgen05.CtaGroup.ONE), SF_DTYPE)
+        group = tcgen05.CtaGroup.TWO if self.pair else tcgen05.CtaGroup.ONE  # the pair: into both CTAs
+        atom = cute.make_copy_atom(tcgen05.Cp4x32x128bOp(group), SF_DTYPE)
         tiled = tcgen05.make_s2t_copy(atom, tSF_compact)
         thr = tiled.get_slice(0)
         src = tcgen05.get_s2t_smem_desc_tensor(tiled, thr.partition_S(sSF_compact))
@@ -510,12 +603,13 @@ class BlockScaledMainloop:
                 )
 
     @cute.jit
-    def tma_warp(self, sched: TileScheduler, k_tile_cnt, ab_pipeline, a_loads, b_loads, sfb_loads):
+    def tma_warp(self, sched: TileScheduler, k_tile_cnt, ab_pipeline, a_loads, b_loads, sfb_loads, sfb_mask=None):
         """Producer role: for every tile of this CTA, every K block of A/SFA and each B/SFB.
 
         a_loads / b_loads / sfb_loads: lists of (tma_atom, tXgX ((atom_v, rest_v), RestMN, RestK, L),
         tXsX); A-side tensors are indexed by the tile's M coordinate, B-side ones by its N coordinate,
-        B scales by the 128-row scale atom that holds the N tile.
+        B scales by the 128-row scale atom that holds the N tile. `sfb_mask` (a CTA pair): the CTA
+        mask the B scales' multicast TMA writes to.
         """
         state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, self.num_ab_stage)
         tile = sched.first()
@@ -525,9 +619,12 @@ class BlockScaledMainloop:
             copies += [(atom, g[(None, tn, None, tl)], s) for atom, g, s in b_loads]
             tn_sf = tn // self.sfb_tile_div
             copies += [(atom, g[(None, tn_sf, None, tl)], s) for atom, g, s in sfb_loads]
+            masks = None
+            if cutlass.const_expr(sfb_mask is not None):
+                masks = [None] * (len(a_loads) + len(b_loads)) + [sfb_mask] * len(sfb_loads)
             for k_tile in cutlass.range(sched.k_tiles(tile, k_tile_cnt), unroll=1):
                 ab_pipeline.producer_acquire(state)
-                self.load_k_tile(ab_pipeline, state, sched.k_block(tile, k_tile), copies)
+                self.load_k_tile(ab_pipeline, state, sched.k_block(tile, k_tile), copies, masks)
                 state.advance()
             tile = sched.next(tile)
         # Do not exit while TMA writes into this CTA's shared memory are still in flight.

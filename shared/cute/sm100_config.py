@@ -22,18 +22,29 @@ SF_ATOM_ROWS = 128
 SF_TMEM_COLS_PER_ATOM = (SF_ATOM_ROWS // 32) * (K_TILE // MMA_INST_K)  # 16 columns per 128 rows
 
 
-def stage_bytes(tile_n: int, num_b: int) -> int:
-    """Shared-memory bytes of one pipeline stage: A, SFA and `num_b` copies of B, SFB."""
+def stage_bytes(tile_n: int, num_b: int, cta_group: int = 1) -> int:
+    """Shared-memory bytes of one pipeline stage of one CTA: A, SFA and `num_b` copies of B, SFB.
+
+    With `cta_group = 2` (a CTA pair sharing 256-row MMAs) each CTA holds its own 128 rows of A and
+    SFA, half of each B tile (the MMA reads the other half from the peer) and each B's whole scale
+    block (every CTA's tensor memory needs the scales of all N columns)."""
     sf_n_rows = -(-tile_n // SF_ATOM_ROWS) * SF_ATOM_ROWS
     a = TILE_M * K_TILE // 2
-    b = tile_n * K_TILE // 2
+    b = tile_n // cta_group * K_TILE // 2
     sfa = TILE_M * K_TILE // SF_VEC_SIZE
     sfb = sf_n_rows * K_TILE // SF_VEC_SIZE
     return a + sfa + num_b * (b + sfb)
 
 
-def max_ab_stages(tile_n: int, num_b: int) -> int:
-    return (SMEM_BYTES - SMEM_RESERVED) // stage_bytes(tile_n, num_b)
+def max_ab_stages(tile_n: int, num_b: int, cta_group: int = 1) -> int:
+    return (SMEM_BYTES - SMEM_RESERVED) // stage_bytes(tile_n, num_b, cta_group)
+
+
+def pair_tx_bytes(tile_n: int, num_b: int) -> int:
+    """Transaction bytes the leader CTA's stage barrier expects per K block with 2-CTA MMAs: the TMAs
+    of both CTAs signal the leader's barrier (the 2-SM TMA ops), so it counts both CTAs' stages; the
+    peer's stage barrier gets no expect-tx (its MMA warp never waits on it)."""
+    return 2 * stage_bytes(tile_n, num_b, cta_group=2)
 
 
 def tmem_columns(tile_n: int, num_b: int, num_acc_stage: int) -> int:
@@ -58,8 +69,11 @@ class MainloopConfig:
     num_b: int = 1  # B operands that share A: 1 = GEMM, 2 = gated dual GEMM
     num_acc_stage: int = 1  # accumulator buffers in TMEM (2 lets the epilogue overlap the next tile)
     num_ab_stage: int = 0  # 0 = as many as fit in shared memory
+    cta_group: int = 1  # 2 = a CTA pair (cluster (2,1,1)) shares 256-row MMAs (tcgen05 cta_group::2)
 
     def __post_init__(self):
+        if self.cta_group not in (1, 2):
+            raise ValueError(f"cta_group = {self.cta_group}: supported 1, 2")
         if self.tile_n not in (64, 128, 256):
             raise ValueError(f"tile_n = {self.tile_n}: supported 64, 128, 256")
         if self.num_b not in (1, 2):
@@ -74,8 +88,13 @@ class MainloopConfig:
             raise ValueError(f"{self}: fewer than 2 pipeline stages fit in shared memory")
 
     @property
+    def mma_m(self) -> int:
+        """Rows of one MMA: 128 per CTA, 256 for a CTA pair."""
+        return TILE_M * self.cta_group
+
+    @property
     def stages(self) -> int:
-        cap = max_ab_stages(self.tile_n, self.num_b)
+        cap = max_ab_stages(self.tile_n, self.num_b, self.cta_group)
         return min(self.num_ab_stage, cap) if self.num_ab_stage else cap
 
 

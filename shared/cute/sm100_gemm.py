@@ -11,6 +11,9 @@ A subclass writes only what differs (problems/gemm/kernel_sm100.py, problems/dua
   * `epilogue_value(accs)`: the values to store, from the accumulator registers of the B operands;
   * a `@cute.jit __call__` that names its pointers and hands them to `launch` (the host function's
     signature is the launch's calling convention, so it stays explicit).
+A config whose mainloop has `cta_group = 2` gets the CTA-pair kernel from the same code: clusters of
+(2, 1, 1), `PairTileScheduler`, each CTA's MMA slice by its rank in the cluster, the B scales' TMA
+split over the pair and multicast, the MMA role on the leader only (sm100_blockscaled's docstring).
 A variant with other operand roles, schedule or epilogue overrides the kernel's hooks instead of
 copying it: `operand_views` and `launch_shape` (host), `scheduler`, `setup_epilogue`,
 `producer_warps_tail` and `epilogue` (device); shared/cute/sm100_splitk.py (A/B swapped, split-K over
@@ -53,10 +56,10 @@ class Sm100BlockScaledGemm:
     def can_implement(m: int, n: int, k: int, l: int, config) -> bool:
         try:
             bs.check_problem(m, n, k, l, config.tile_n)
-            config.mainloop()
+            cta_group = config.mainloop().cta_group
         except ValueError:
             return False
-        return True
+        return m % (bs.TILE_M * cta_group) == 0  # a CTA pair's MMA tiles have 256 rows
 
     def epilogue_value(self, accs):
         """The tile's values to store (a TensorSSA), from `accs`: one fp32 register fragment per B."""
@@ -82,6 +85,8 @@ class Sm100BlockScaledGemm:
             ab_mbar: cute.struct.MemRange[cutlass.Int64, ml.num_ab_stage * 2]
             acc_mbar: cute.struct.MemRange[cutlass.Int64, ml.num_acc_stage * 2]
             tmem_holding_buf: cute.struct.MemRange[cutlass.Int32, 1]
+            if ml.pair:
+                tmem_dealloc_mbar: cute.struct.MemRange[cutlass.Int64, 1]  # the pair's dealloc handshake
 
         self.shared_storage = SharedStorage
 
@@ -101,9 +106,17 @@ class Sm100BlockScaledGemm:
         return mA, mBs, mSFA, mSFBs, mC
 
     def launch_shape(self, mC):
-        """(grid, cluster): one CTA per SM at most, each its own cluster (the persistent schedule)."""
+        """(grid, cluster): one CTA per SM at most, each its own cluster (the persistent schedule); a
+        CTA pair: one pair per two SMs at most, clusters of (2, 1, 1)."""
+        if self.ml.pair:
+            grid = bs.PairTileScheduler.grid(*self.tile_counts(mC), self.config.sm_count)
+            return grid, (self.ml.cta_group, 1, 1)
         grid = bs.TileScheduler.grid(*bs.tile_counts(mC, self.config.tile_n), self.config.sm_count)
         return grid, (1, 1, 1)
+
+    def tile_counts(self, mC):
+        """(tiles_m, tiles_n, L) of the MMA tiles (mma_m x tile_n: 256 rows for a CTA pair)."""
+        return mC.shape[0] // self.ml.mma_tiler[0], mC.shape[1] // self.config.tile_n, mC.shape[2]
 
     # ------------------------------------------------------------------ device side
     def tile_operands(self, thr_mma, tensors: dict) -> dict:
@@ -117,20 +130,30 @@ class Sm100BlockScaledGemm:
                 tiled[name] = self.ml.tile_global(thr_mma, tensors[name], operand_a=name in ("a", "sfa"))
         return tiled
 
-    def partition_operands(self, atoms: dict, tiled: dict, staged: dict) -> dict:
+    def partition_operands(self, atoms: dict, tiled: dict, staged: dict, cta_rank=None) -> dict:
         """name -> (TMA atom, tXgX ((atom_v, rest_v), RestMN, RestK, L), tXsX ((atom_v, rest_v), STAGE)),
-        built in `operand_order`."""
+        built in `operand_order`. `cta_rank` (a CTA pair): this CTA's rank in the cluster, its share
+        of the B scales' multicast TMA."""
         loads = {}
         for name in self.operand_order:
-            tXsX, tXgX = self.ml.partition_tma(atoms[name], tiled[name], staged[name], scales=name.startswith("sf"))
+            if cta_rank is not None and name.startswith("sfb"):
+                tXsX, tXgX = self.ml.partition_tma(atoms[name], tiled[name], staged[name], scales=True,
+                                                   cta_coord=cta_rank, cta_count=self.ml.cta_group)
+            else:
+                tXsX, tXgX = self.ml.partition_tma(atoms[name], tiled[name], staged[name], scales=name.startswith("sf"))
             loads[name] = (atoms[name], tXgX, tXsX)
         return loads
 
-    def mma_role(self, sched, k_tile_cnt, pipelines, tmem, acc_layout, tCrA, tCrB, sSFA, sSFB):
+    def mma_role(self, sched, k_tile_cnt, pipelines, tmem, acc_layout, tCrA, tCrB, sSFA, sSFB, is_leader=None):
         """The MMA warp: wait for the epilogue warps' tensor-memory allocation, then the mainloop's MMA
-        role over the CTA's tiles (`pipelines`: the stage and accumulator pipelines)."""
+        role over the CTA's tiles (`pipelines`: the stage and accumulator pipelines). A CTA pair's MMAs,
+        scale copies and commits are the leader's (`is_leader`); the peer's MMA warp only waits."""
         ab_pipeline, acc_pipeline = pipelines
         tmem.wait_for_alloc()
+        if cutlass.const_expr(is_leader is not None):
+            self.leader_mma_warp(is_leader, sched, k_tile_cnt, ab_pipeline, acc_pipeline,
+                                 tmem.retrieve_ptr(bs.ACC_DTYPE), acc_layout, tCrA, tCrB, sSFA, sSFB)
+            return
         self.ml.mma_warp(
             sched,
             k_tile_cnt,
@@ -143,6 +166,14 @@ class Sm100BlockScaledGemm:
             sSFA,
             sSFB,
         )
+
+    @cute.jit
+    def leader_mma_warp(self, is_leader, sched, k_tile_cnt, ab_pipeline, acc_pipeline, acc_tmem_ptr, acc_layout,
+                        tCrA, tCrB, sSFA, sSFB):
+        """A CTA pair's MMA role: the mainloop's MMA warp on the leader only."""
+        if is_leader:
+            self.ml.mma_warp(sched, k_tile_cnt, ab_pipeline, acc_pipeline, acc_tmem_ptr, acc_layout,
+                             tCrA, tCrB, sSFA, sSFB)
 
     def acc_buffers(self, acc_state) -> list:
         """The accumulator buffers of accumulator stage `acc_state`: stage * num_b + i for B operand i."""
@@ -170,11 +201,16 @@ class Sm100BlockScaledGemm:
         (sA, sSFA, sB, sSFB), ab_pipeline, acc_pipeline, tmem, epilogue_barrier = self.ml.setup_cta(storage, smem)
         epilogue_smem = self.setup_epilogue(smem)
 
-        thr_mma = tiled_mma.get_slice(0)
+        cta_rank = None  # a CTA pair: this CTA's rank in the cluster (0 = the leader)
+        if cutlass.const_expr(self.ml.pair):
+            cta_rank = cute.arch.make_warp_uniform(cute.arch.block_idx_in_cluster())
+            thr_mma = tiled_mma.get_slice(cta_rank)  # this CTA's 128 rows of A and C, half of each B
+        else:
+            thr_mma = tiled_mma.get_slice(0)
         tiled = self.tile_operands(thr_mma, tensors)
         gC = cute.local_tile(mC, cute.slice_(self.ml.mma_tiler, (None, None, 0)), (None, None, None))
         tCgC = thr_mma.partition_C(gC)
-        loads = self.partition_operands(atoms, tiled, staged_buffers(sA, sSFA, sB, sSFB))
+        loads = self.partition_operands(atoms, tiled, staged_buffers(sA, sSFA, sB, sSFB), cta_rank)
         k_tile_cnt = cute.size(loads["a"][1], mode=[2])
 
         tCrA = tiled_mma.make_fragment_A(sA)
@@ -182,8 +218,14 @@ class Sm100BlockScaledGemm:
         # (MMA, MMA_M, MMA_N, BUF): BUF = acc_stage * num_b + B operand
         tCtAcc_fake = self.ml.make_acc_fragment()
 
+        sfb_mask = None
+        is_leader = None
+        if cutlass.const_expr(self.ml.pair):
+            sfb_vmnk = self.ml.cluster_layout_sfb_vmnk
+            sfb_mask = cpasync.create_tma_multicast_mask(sfb_vmnk, sfb_vmnk.get_flat_coord(cta_rank), mcast_mode=1)
+            is_leader = cta_rank == 0
         sched = self.scheduler(mC, k_tile_cnt)
-        pipeline.pipeline_init_wait(cluster_shape_mn=(1, 1))
+        pipeline.pipeline_init_wait(cluster_shape_mn=(self.ml.cta_group, 1))
 
         if warp_idx == bs.TMA_WARP:
             self.ml.tma_warp(
@@ -193,11 +235,13 @@ class Sm100BlockScaledGemm:
                 [loads["a"], loads["sfa"]],
                 [loads[f"b{i}"] for i in range(self.num_b)],
                 [loads[f"sfb{i}"] for i in range(self.num_b)],
+                sfb_mask,
             )
 
         if warp_idx == bs.MMA_WARP:
             self.mma_role(
-                sched, k_tile_cnt, (ab_pipeline, acc_pipeline), tmem, tCtAcc_fake.layout, tCrA, tCrB, sSFA, sSFB
+                sched, k_tile_cnt, (ab_pipeline, acc_pipeline), tmem, tCtAcc_fake.layout, tCrA, tCrB, sSFA, sSFB,
+                is_leader,
             )
 
         self.producer_warps_tail(warp_idx)
@@ -209,7 +253,9 @@ class Sm100BlockScaledGemm:
 
     # ------------------------------------------------------------------ device side: the kernel's hooks
     def scheduler(self, mC, k_tile_cnt):
-        """The tile schedule all three roles walk: the static persistent one."""
+        """The tile schedule all three roles walk: the static persistent one (of CTA pairs for a pair)."""
+        if self.ml.pair:
+            return bs.PairTileScheduler(*self.tile_counts(mC))
         return bs.TileScheduler(*bs.tile_counts(mC, self.config.tile_n))
 
     def setup_epilogue(self, smem):
