@@ -163,23 +163,15 @@ class GroupTileScheduler:
         return self.field(self.group_of(tile), COL_K_TILES)
 
 
-class PairGroupTileScheduler(GroupTileScheduler):
-    """The swapped pair kernel's schedule (schedule_sm100.pair_schedule): pair p = blockIdx.x // 2 takes
-    tiles p, p + pairs, ...; inside a group the problem's M tiles are the fast index. `coord` returns
+class PairGroupTileScheduler(bs.PairWalk, GroupTileScheduler):
+    """The swapped pair kernel's schedule (schedule_sm100.pair_schedule), walked by CTA pairs
+    (bs.PairWalk); inside a group the problem's M tiles are the fast index. `coord` returns
     the MMA's coordinates: (tile along the MMA's M = the problem's N / 256, tile along the MMA's N =
     the problem's M / tile_n, group)."""
 
     def __new_from_mlir_values__(self, values):
         meta = cutlass.new_from_mlir_values(self.meta, values[:-2])
         return PairGroupTileScheduler(meta, cutlass.Int32(values[-2]), cutlass.Int32(values[-1]))
-
-    def first(self):
-        bidx, _, _ = cute.arch.block_idx()
-        return cutlass.Int32(bidx // 2)
-
-    def next(self, tile):
-        gdim, _, _ = cute.arch.grid_dim()
-        return tile + cutlass.Int32(gdim // 2)
 
     @cute.jit
     def coord(self, tile):

@@ -207,17 +207,10 @@ class TileScheduler:
         return k_step
 
 
-class PairTileScheduler(TileScheduler):
-    """The static persistent schedule of CTA pairs (clusters of 2 along x): pair p = blockIdx.x // 2 takes
-    256-row tiles p, p + pairs, p + 2 * pairs, ... (M fastest), both CTAs of a pair the same tiles;
-    `coord` gives the tile's (256-row M index, N index, L)."""
-
-    def __new_from_mlir_values__(self, values):
-        return PairTileScheduler(*(cutlass.Int32(v) for v in values))
-
-    @staticmethod
-    def grid(tiles_m, tiles_n, tiles_l, sm_count: int):
-        return (2 * cutlass.min(tiles_m * tiles_n * tiles_l, sm_count // 2), 1, 1)
+class PairWalk:
+    """How CTA pairs (clusters of 2 along x) walk a persistent schedule: pair p = blockIdx.x // 2 takes
+    tiles p, p + pairs, p + 2 * pairs, ..., both CTAs of a pair the same tiles. Put first in the bases
+    of a schedule (PairTileScheduler here, the grouped kernel's PairGroupTileScheduler)."""
 
     def first(self):
         bidx, _, _ = cute.arch.block_idx()
@@ -226,6 +219,18 @@ class PairTileScheduler(TileScheduler):
     def next(self, tile):
         gdim, _, _ = cute.arch.grid_dim()
         return tile + cutlass.Int32(gdim // 2)
+
+
+class PairTileScheduler(PairWalk, TileScheduler):
+    """The static persistent schedule of CTA pairs over 256-row tiles (M fastest); `coord` gives the
+    tile's (256-row M index, N index, L)."""
+
+    def __new_from_mlir_values__(self, values):
+        return PairTileScheduler(*(cutlass.Int32(v) for v in values))
+
+    @staticmethod
+    def grid(tiles_m, tiles_n, tiles_l, sm_count: int):
+        return (2 * cutlass.min(tiles_m * tiles_n * tiles_l, sm_count // 2), 1, 1)
 
 
 def tile_counts(mC: cute.Tensor, tile_n: int):
