@@ -71,7 +71,7 @@ from cutlass.cute.nvgpu import cpasync
 
 from problems.group_gemm.config import GroupGemmSm100Config, GroupGemmSm100Cta2Config
 from problems.group_gemm.order import group_rank
-from problems.group_gemm.schedule_sm100 import group_tiles, pair_group_tiles, pair_tile_starts, tile_starts
+from problems.group_gemm.schedule_sm100 import group_tiles, pair_group_tiles, tile_starts
 from problems.group_gemm.schedule_sm100 import ordered as schedule_order
 from shared.cute import launch_queue
 from shared.cute import sm100_blockscaled as bs
@@ -103,7 +103,7 @@ def metadata_rows(sizes, addresses, tile_n: int, order=None, pairs: bool = False
     swapped pair kernel's tiles (schedule_sm100 pair_group_tiles: the M tiles, tile_n rows of A each,
     are the fast index)."""
     order, ordered_sizes = schedule_order(sizes, order)
-    starts = pair_tile_starts(ordered_sizes, tile_n) if pairs else tile_starts(ordered_sizes, tile_n)
+    starts = tile_starts(ordered_sizes, tile_n, pair_group_tiles if pairs else group_tiles)
     tiles = pair_group_tiles if pairs else group_tiles
     rows = []
     for i, g in enumerate(order):
@@ -566,7 +566,7 @@ def prepare(data, config: GroupGemmSm100Config | GroupGemmSm100Cta2Config, sizes
                          f"{[n for _m, n, _k, _l in sizes]}")
     order = list(range(len(sizes))) if pairs else group_rank(sizes, config.order)  # cta2: list order
     ordered_sizes = [sizes[g] for g in order]
-    starts = pair_tile_starts(ordered_sizes, config.tile_n) if pairs else tile_starts(ordered_sizes, config.tile_n)
+    starts = tile_starts(ordered_sizes, config.tile_n, pair_group_tiles if pairs else group_tiles)
     if starts[-1] == 0:
         return lambda: None  # every C is empty
     # The order is in the rows, not in the binary (a cta2 config has none: its groups in list order).

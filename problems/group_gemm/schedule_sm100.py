@@ -20,11 +20,13 @@ def group_tiles(m: int, n: int, tile_n: int) -> tuple[int, int]:
     return -(-m // TILE_M), n // tile_n
 
 
-def tile_starts(sizes, tile_n: int) -> list[int]:
-    """First tile number of each group (groups in order, G + 1 entries: the last is the total)."""
+def tile_starts(sizes, tile_n: int, tiles_of=None) -> list[int]:
+    """First tile number of each group (groups in order, G + 1 entries: the last is the total);
+    `tiles_of(m, n, tile_n)` counts a group's tiles (group_tiles, or pair_group_tiles for the pair kernel)."""
+    tiles_of = tiles_of or group_tiles
     starts = [0]
     for m, n, _k, _l in sizes:
-        tm, tn = group_tiles(m, n, tile_n)
+        tm, tn = tiles_of(m, n, tile_n)
         starts.append(starts[-1] + tm * tn)
     return starts
 
@@ -81,20 +83,11 @@ def pair_group_tiles(m: int, n: int, tile_n: int) -> tuple[int, int]:
     return -(-m // tile_n), n // PAIR_M
 
 
-def pair_tile_starts(sizes, tile_n: int) -> list[int]:
-    """First pair tile of each group (G + 1 entries: the last is the total)."""
-    starts = [0]
-    for m, n, _k, _l in sizes:
-        tm, tn = pair_group_tiles(m, n, tile_n)
-        starts.append(starts[-1] + tm * tn)
-    return starts
-
-
 def pair_schedule(sizes, tile_n: int, sm_count: int = B200_SM_COUNT) -> list[list[tuple[int, int, int]]]:
     """The work of every CTA pair, in its order: [(group, N tile of 256, M tile of tile_n), ...]; pair p
     of min(#tiles, sm_count // 2) takes tiles p, p + pairs, ...; inside a group the M tiles are
     fastest, so pairs running at once share the problem's B tiles (the large operand)."""
-    starts = pair_tile_starts(sizes, tile_n)
+    starts = tile_starts(sizes, tile_n, pair_group_tiles)
     fast = [pair_group_tiles(m, n, tile_n)[0] for m, n, _, _ in sizes]
     total, pairs = starts[-1], min(starts[-1], sm_count // 2)
     out = []
