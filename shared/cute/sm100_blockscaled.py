@@ -328,7 +328,7 @@ class BlockScaledMainloop:
     def make_tma_a(self, mA: cute.Tensor, mSFA: cute.Tensor):
         """TMA atoms (and coordinate tensors) for A and its scales."""
         one = (None, None, None, 0)
-        op = self._tma_op() if self.pair else cpasync.CopyBulkTensorTileG2SOp(tcgen05.CtaGroup.ONE)
+        op = self._tma_op()
         tma_a = cute.nvgpu.make_tiled_tma_atom_A(
             op,
             mA,
@@ -353,7 +353,7 @@ class BlockScaledMainloop:
     def make_tma_b(self, mB: cute.Tensor, mSFB: cute.Tensor):
         """TMA atoms (and coordinate tensors) for one B operand and its scales."""
         one = (None, None, None, 0)
-        op = self._tma_op() if self.pair else cpasync.CopyBulkTensorTileG2SOp(tcgen05.CtaGroup.ONE)
+        op = self._tma_op()
         tma_b = cute.nvgpu.make_tiled_tma_atom_B(
             op,
             mB,
@@ -362,25 +362,18 @@ class BlockScaledMainloop:
             self.tiled_mma,
             self.cluster_layout_vmnk.shape,
         )
+        sfb_op, sfb_cluster = op, self.cluster_layout_vmnk.shape
         if self.pair:
             # Each CTA of the pair fetches half of the scale block and multicasts it to both.
-            tma_sfb = cute.nvgpu.make_tiled_tma_atom_B(
-                cpasync.CopyBulkTensorTileG2SMulticastOp(tcgen05.CtaGroup.TWO),
-                mSFB,
-                cute.slice_(self.sfb_smem_layout, one),
-                self.mma_tiler_sfb,
-                self.tiled_mma_sfb,
-                self.cluster_layout_sfb_vmnk.shape,
-                internal_type=cutlass.Int16,
-            )
-            return tma_b, tma_sfb
+            sfb_op = cpasync.CopyBulkTensorTileG2SMulticastOp(tcgen05.CtaGroup.TWO)
+            sfb_cluster = self.cluster_layout_sfb_vmnk.shape
         tma_sfb = cute.nvgpu.make_tiled_tma_atom_B(
-            op,
+            sfb_op,
             mSFB,
             cute.slice_(self.sfb_smem_layout, one),
             self.mma_tiler_sfb,
             self.tiled_mma_sfb,
-            self.cluster_layout_vmnk.shape,
+            sfb_cluster,
             internal_type=cutlass.Int16,
         )
         return tma_b, tma_sfb
