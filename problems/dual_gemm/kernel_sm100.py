@@ -52,7 +52,7 @@ import math
 import cutlass
 import cutlass.cute as cute
 
-from problems.dual_gemm.config import CTA2_TILE_M, DualGemmSm100Config, DualGemmSm100Cta2Config, choose_sm100
+from problems.dual_gemm.config import DualGemmSm100Config, DualGemmSm100Cta2Config, choose_sm100
 from shared.cute import launch_queue
 from shared.cute.host import CompileCache, compile_sm100, launch_sm100, prepare_sm100
 from shared.cute.sm100_gemm import Sm100BlockScaledGemm
@@ -112,8 +112,6 @@ def compile_for(m: int, n: int, k: int, l: int = 1, arch: str = "sm_100a",
     Raises ValueError for shapes the kernel cannot take.
     """
     config = config or choose_sm100(m, n, k, l)
-    if isinstance(config, DualGemmSm100Cta2Config) and m % CTA2_TILE_M:
-        raise ValueError(f"m = {m}: the 2-CTA dual GEMM (cta2) needs m % {CTA2_TILE_M} == 0")
     return compile_sm100(_COMPILED, NvFp4DualGemmSm100, config, 2, (m, n, k, l), arch, options)
 
 

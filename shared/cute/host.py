@@ -519,7 +519,7 @@ def compile_sm100(cache, make_kernel, config, num_b: int, problem: tuple, arch: 
     from shared.cute.sm100_blockscaled import AB_DTYPE, C_DTYPE, SF_DTYPE, check_problem
 
     m, n, k, l = problem
-    check_problem(m, n, k, l, config.tile_n)
+    check_problem(m, n, k, l, config.tile_n, config.mainloop().cta_group)
 
     def build():
         ptrs = [null_ptr(AB_DTYPE, 16)] * (1 + num_b) + [null_ptr(SF_DTYPE, 16)] * (1 + num_b)

@@ -98,12 +98,13 @@ TMA_WARP = 5
 THREADS_PER_CTA = 32 * 6
 
 
-def check_problem(m: int, n: int, k: int, l: int, tile_n: int) -> None:
-    """ValueError naming the first dimension the sm100 kernels cannot take."""
+def check_problem(m: int, n: int, k: int, l: int, tile_n: int, cta_group: int = 1) -> None:
+    """ValueError naming the first dimension the sm100 kernels cannot take (a CTA pair's MMA tiles,
+    cta_group = 2, have 256 rows)."""
     if m <= 0 or n <= 0 or k <= 0 or l <= 0:
         raise ValueError(f"problem (m, n, k, l) = {(m, n, k, l)}: every dimension must be positive")
-    if m % TILE_M:
-        raise ValueError(f"m = {m}: the sm100 kernel needs m % {TILE_M} == 0")
+    if m % (TILE_M * cta_group):
+        raise ValueError(f"m = {m}: the sm100 kernel (cta_group = {cta_group}) needs m % {TILE_M * cta_group} == 0")
     if n % tile_n or n % SF_ATOM_ROWS:
         need = max(tile_n, SF_ATOM_ROWS)
         raise ValueError(f"n = {n}: the sm100 kernel (tile_n = {tile_n}, 128-row scale atoms) needs n % {need} == 0")

@@ -55,11 +55,10 @@ class Sm100BlockScaledGemm:
     @staticmethod
     def can_implement(m: int, n: int, k: int, l: int, config) -> bool:
         try:
-            bs.check_problem(m, n, k, l, config.tile_n)
-            cta_group = config.mainloop().cta_group
+            bs.check_problem(m, n, k, l, config.tile_n, config.mainloop().cta_group)
         except ValueError:
             return False
-        return m % (bs.TILE_M * cta_group) == 0  # a CTA pair's MMA tiles have 256 rows
+        return True
 
     def epilogue_value(self, accs):
         """The tile's values to store (a TensorSSA), from `accs`: one fp32 register fragment per B."""
