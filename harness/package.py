@@ -552,7 +552,7 @@ def package(problem: str, kernel: str | None = None, gpu: str | None = None, lea
     """The packaged submission text, or PackageError with every finding. `gates`: the B200 gates table
     (default results/b200/gates.json; absent = conservative kernels); `dsl`: "runner" (the leaderboard
     runner's CuTe DSL 4.3.5: variants marked runner_dsl=False are left out) or "dev"."""
-    import json
+    from shared.sm100_gates import load as load_gates
 
     if dsl not in DSL_TARGETS:
         raise PackageError([Finding("harness/package.py", 0, f"--dsl must be one of {DSL_TARGETS}, got {dsl!r}")])
@@ -560,7 +560,7 @@ def package(problem: str, kernel: str | None = None, gpu: str | None = None, lea
     board, gpu = target(manifest, gpu, leaderboard)
     entry = entry_module(problem, kernel, repo)
     gates_path = gates or repo / GATES_TABLE
-    table = json.loads(gates_path.read_text()) if gates_path.is_file() else None
+    table = load_gates(gates_path)
     shown = gates_path.relative_to(repo).as_posix() if gates_path.is_relative_to(repo) else gates_path.name
     source = (f"{shown} ({table.get('device')}, commit {table.get('commit')}, {table.get('date')})" if table
               else f"no B200 gates table ({shown} absent)")
