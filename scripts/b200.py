@@ -187,8 +187,10 @@ def run(cmd: list[str], cwd: Path = ROOT, env: dict | None = None, timeout: int 
     return {"cmd": cmd, "rc": rc, "tail": out[-6000:]}
 
 
-def evaluator(problem: str, mode: str, data: str, out: Path) -> dict:
-    step = run([sys.executable, "-m", "harness.eval", problem, "--mode", mode, "--data", data, "--json", str(out)])
+def evaluator(problem: str, mode: str, data: str, out: Path, extra: list[str] = (), env: dict | None = None) -> dict:
+    """One evaluator run (`extra`: more arguments, e.g. --case lines) and the results JSON it wrote."""
+    step = run([sys.executable, "-m", "harness.eval", problem, "--mode", mode, "--data", data, "--json", str(out),
+                *extra], env=env)
     step["json"] = json.loads(out.read_text()) if out.exists() else None
     return step
 
@@ -272,16 +274,13 @@ def variant_runs(problem: str, work: Path, sm_count: int) -> dict:
         lines = [a for c in which for a in ("--case", case_line(c))]
         steps[name] = {"applies": [case_line(c) for c in which]}
         for mode, data in (("test", "stress"), ("leaderboard", "leaderboard")):
-            out = work / f"{problem}-{name}-{data}.json"
-            step = run([sys.executable, "-m", "harness.eval", problem, "--mode", mode, "--data", data, "--json",
-                        str(out), *lines], env=env)
-            step["json"] = json.loads(out.read_text()) if out.exists() else None
+            step = evaluator(problem, mode, data, work / f"{problem}-{name}-{data}.json", lines, env)
             steps[name]["stress" if data == "stress" else "leaderboard"] = step
     return {"cases": verdicts_of(problem, cases, steps), "steps": steps}
 
 
 def _case_results(step: dict | None) -> dict:
-    """{case line: evaluator case result} of one evaluator step."""
+    """({case line: evaluator case result}, the impl's error) of one evaluator step."""
     doc = (step or {}).get("json") or {}
     impl = next(iter((doc.get("impls") or {}).values()), {})
     return {case_line(c["case"]): c for c in impl.get("cases", []) if c.get("case")}, impl.get("error")
