@@ -1,6 +1,6 @@
 {
   # Nix entry points for nvfp4-kernels.
-  #   nix develop              a GPU development shell: Python 3.12, uv, nox, ruff, the CUDA 13 toolkit;
+  #   nix develop              a GPU development shell: Python 3.12, uv, nox, ruff, ninja, the CUDA 13 toolkit;
   #                            on first entry it creates .venv-nix from locks/gpu.txt (hash-checked),
   #                            so Python package versions are the lock's, not nixpkgs'.
   #   nix flake check          the CPU test tier (pytest without the gpu/sm90/sm100 markers) in the
@@ -32,6 +32,7 @@
           pkgs.uv
           pkgs.ruff
           python.pkgs.nox
+          pkgs.ninja  # builds shared/cute/host_check.cpp (torch.utils.cpp_extension) with stdenv's g++
           cuda.cudatoolkit
           pkgs.git
         ];

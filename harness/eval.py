@@ -269,6 +269,10 @@ def host_legend(results: dict) -> list[str]:
     if any(c.get("host_idle_us") is not None for c in cases):
         lines.append("host idle us: median host time per call with the GPU idle (a synchronize before each call), "
                      "one input repeated / an empty torch op's the same way; ! = more than twice the op's")
+    checks = {name: c["host_check"] for name, r in results.items() for c in r["cases"] if c.get("host_check")}
+    if checks:
+        lines.append("repeat-call check (shared/cute/host_check.py): "
+                     + "; ".join(f"{name} {kind}" for name, kind in checks.items()))
     return lines
 
 

@@ -75,7 +75,8 @@ LEADERBOARD_LOCK = REPO / "locks" / "leaderboard.txt"
 # CUDA queue, and its text names that queue's CUDA type, which the leaderboard refuses; the runner
 # calls custom_kernel on the default queue, which is all launch_queue_default.py gives (the evaluator
 # checks that premise when it runs a bundle: harness/worker.py).
-BUNDLE_SUBSTITUTES = {"shared.cute.launch_queue": "shared/cute/launch_queue_default.py"}
+BUNDLE_SUBSTITUTES = {"shared.cute.launch_queue": "shared/cute/launch_queue_default.py",
+                      "shared.cute.host_check_build": "shared/cute/host_check_build_packaged.py"}
 
 # Third-party import names the leaderboard runner provides besides the lock's distributions
 # (task.py is written next to the submission by the runner).

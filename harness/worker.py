@@ -272,7 +272,15 @@ class Runner:
         same, busy_same = T.host_us_per_call(calls[:1])
         rotating, busy_rot = T.host_us_per_call(calls)
         return {"host_us": same, "host_rotating_us": rotating, "host_over_gpu": max(same, rotating) > gpu_us,
-                "host_gpu_busy": busy_same and busy_rot, **self.host_idle(calls[0])}
+                "host_gpu_busy": busy_same and busy_rot, **self.host_idle(calls[0]), "host_check": self.host_check()}
+
+    def host_check(self) -> str | None:
+        """How the impl checks a repeated tuple (shared/cute/host_check.kind(): 'compiled' or 'python
+        (why)'), read from the impl's own copy of the module (a bundle carries its own); None where
+        the impl never loaded it (no kernel path)."""
+        bundle = getattr(self.module, "_BUNDLE", None)
+        checker = bundle.modules.get("shared.cute.host_check") if bundle else sys.modules.get("shared.cute.host_check")
+        return checker.kind() if checker is not None else None
 
     def host_idle(self, call) -> dict:
         """Host us until `call` returns with the GPU idle (timing.host_idle_us: one input repeated,

@@ -8,8 +8,12 @@ whole custom_kernel call and of its parts: the check that the same tuple is unch
 alone, the identity key a new tuple of the same tensors is looked up by, and the prepared launch (the
 DSL's compiled host code: TMA descriptors and the driver's launch). Two scales come first: a small torch
 op, and the driver's launch of an empty kernel (cuda-python cuLaunchKernel): no launch costs less.
-The last column is the same median with the GPU idle (a synchronize before each call, one input): what
-a caller that synchronizes between calls pays.
+The `idle` column is the same median with the GPU idle (a synchronize before each call, one input): what
+a caller that synchronizes between calls pays. `--waits W ...` adds a column per W: idle as well, but the
+synchronize first waits out a GPU spin of W us, as it waits out a kernel of that length; a part that
+launches waits out its own kernel too. A host that idled longer runs the next call slower, and an
+empty op measured right after a synchronize never waited: these columns show how much of a call's idle
+figure is that wait.
 """
 
 from __future__ import annotations
@@ -37,21 +41,25 @@ def main(argv=None) -> int:
     p.add_argument("--calls", type=int, default=200)
     p.add_argument("--rotate", type=int, nargs="+", default=[1, 4], help="inputs to rotate over (each a column)")
     p.add_argument("--cases", choices=("first", "all"), default="first", help="benchmark cases per problem")
+    p.add_argument("--waits", type=float, nargs="*", default=[], help="GPU spin in us before each idle call (columns)")
     p.add_argument("--json", default=None)
     args = p.parse_args(argv)
     install_task_module()
     rows = []
-    print(f"{'case':<26}{'part':<34}" + "".join(f"{f'rot {r}':>9}" for r in args.rotate) + f"{'idle':>9}", flush=True)
+    print(f"{'case':<26}{'part':<34}" + "".join(f"{f'rot {r}':>9}" for r in args.rotate) + f"{'idle':>9}"
+          + "".join(f"{f'after {w:g}':>11}" for w in args.waits), flush=True)
 
     def measure(case: str, parts_per_input: list[dict]) -> None:
         for part in parts_per_input[0]:
             cells = {}
             for r in args.rotate:
                 cells[r], busy = T.host_us_per_call([parts[part] for parts in parts_per_input[:r]], n=args.calls)
-            idle = T.host_idle_us([parts_per_input[0][part]], n=args.calls)
-            rows.append({"case": case, "part": part, "us": cells, "idle_us": idle})
-            print(f"{case:<26}{part:<34}" + "".join(f"{cells[r]:>9.2f}" for r in args.rotate) + f"{idle:>9.2f}",
-                  flush=True)
+            call = parts_per_input[0][part]
+            idle = T.host_idle_us([call], n=args.calls)
+            after = {w: T.host_idle_us([call], n=args.calls, sync=spin_then_sync(w)) for w in args.waits}
+            rows.append({"case": case, "part": part, "us": cells, "idle_us": idle, "idle_after_spin_us": after})
+            print(f"{case:<26}{part:<34}" + "".join(f"{cells[r]:>9.2f}" for r in args.rotate) + f"{idle:>9.2f}"
+                  + "".join(f"{after[w]:>11.2f}" for w in args.waits), flush=True)
 
     measure("scale", [scales()] * max(args.rotate))
     for name in args.problems:
@@ -71,6 +79,18 @@ def main(argv=None) -> int:
     return 0
 
 
+def spin_then_sync(wait_us: float):
+    """A synchronize that first waits out a GPU spin of `wait_us` (none for 0)."""
+    cycles = int(wait_us * T._sleep_cycles_per_ms() / 1e3)
+
+    def sync() -> None:
+        if cycles:
+            torch.cuda._sleep(cycles)
+        torch.cuda.synchronize()
+
+    return sync
+
+
 def label_of(case: dict) -> str:
     return f"g={case['g']}" if "g" in case else "x".join(str(case[k]) for k in ("m", "n", "k") if k in case)
 
@@ -85,8 +105,15 @@ def scales() -> dict:
     err2, fn = driver.cuModuleGetFunction(module, b"empty")
     if err or err2:
         raise RuntimeError(f"loading the empty kernel: {err} {err2}")
-    return {"torch: small add_": lambda: small.add_(1.0),
-            "driver: empty kernel launch": lambda: driver.cuLaunchKernel(fn, 1, 1, 1, 32, 1, 1, 0, 0, 0, 0)}
+    out = {"torch: small add_": lambda: small.add_(1.0),
+           "driver: empty kernel launch": lambda: driver.cuLaunchKernel(fn, 1, 1, 1, 32, 1, 1, 0, 0, 0, 0)}
+    try:  # the DSL's launch of a near-empty kernel, bound as the submissions bind theirs
+        from scripts.launch_floor import cute_empty
+
+        out["cute: empty kernel, prepared"] = cute_empty()
+    except ImportError:
+        pass
+    return out
 
 
 

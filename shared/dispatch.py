@@ -17,7 +17,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from shared.cute.host import PreparedCalls, device_arch, identity_key, sm_count, tensor_key
+from shared.cute.host import PreparedCalls, device_arch, identity_key, sm_count
+from shared.cute.host_check import tensor_key
 
 
 def _last(data):
@@ -76,6 +77,9 @@ class Dispatch:
                 launch = self._bind(data, shape)
                 if launch is None:
                     return self.portable(data)
+                if key is None:  # bound, but its tensors could not be keyed: launch, keep nothing
+                    launch()
+                    return _fresh(self.output(data))
                 cache.put(key, launch)
             cache.alias(ident, tensors, launch)
         out = self.output(data)

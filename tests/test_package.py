@@ -129,6 +129,23 @@ def load_packaged(tmp_path: Path, text: str, name: str = "submission"):
     return res
 
 
+def test_a_packaged_file_checks_repeat_calls_in_python(tmp_path):
+    """The bundle's host_check finds no compiled build (host_check_build_packaged.py) and says so, also
+    run from the repository's root, where host_check.cpp is at hand."""
+    d = tmp_path / "run"
+    d.mkdir()
+    (d / "submission.py").write_text(pk.package("gemv").text)
+    (d / "task.py").write_text(TASK_PY)
+    code = (f"import os\nHERE={str(d)!r}\nREPO={str(REPO)!r}\n" + BLOCKER
+            + "import submission as s\nprint(s._BUNDLE.load('shared.cute.host_check').kind())\n")
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "NVFP4_HOST_CHECK")}
+    res = subprocess.run([sys.executable, "-I", "-c", code], cwd=REPO, capture_output=True, text=True, env=env,
+                         timeout=300)
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert res.stdout.strip().splitlines()[-1] == (
+        "python (RuntimeError: a packaged file carries no C++ source: the check runs in Python)")
+
+
 def test_inlines_modules_in_dependency_order_and_runs_standalone(tmp_path):
     repo = make_repo(tmp_path / "repo", DEMO)
     out = pk.package("demo", repo=repo)
@@ -459,11 +476,17 @@ def test_packaged_submission_imports_no_development_tool(problem, tmp_path):
 
 
 @pytest.mark.parametrize("problem", PROBLEMS)
-def test_a_bundle_carries_the_default_launch_queue(problem):
+def test_a_bundle_carries_the_default_launch_queue_and_the_python_check(problem):
     """The repository's launch_queue (torch's current CUDA queue, whose type name the leaderboard
-    refuses) is bundled as launch_queue_default.py under its own name; nothing else is substituted."""
+    refuses) is bundled as launch_queue_default.py under its own name, and host_check_build (which
+    compiles a C++ file the runner would not have) as host_check_build_packaged.py; nothing else is
+    substituted."""
     text = pk.package(problem).text
     assert "_BUNDLE_SOURCES['shared.cute.launch_queue'] = ('shared/cute/launch_queue_default.py'" in text
     assert (REPO / "shared" / "cute" / "launch_queue.py").read_text() not in text
     assert "stream" not in text.lower()
-    assert pk.BUNDLE_SUBSTITUTES == {"shared.cute.launch_queue": "shared/cute/launch_queue_default.py"}
+    assert ("_BUNDLE_SOURCES['shared.cute.host_check_build'] = ('shared/cute/host_check_build_packaged.py'"
+            in text)
+    assert "cpp_extension.load(" not in text
+    assert pk.BUNDLE_SUBSTITUTES == {"shared.cute.launch_queue": "shared/cute/launch_queue_default.py",
+                                     "shared.cute.host_check_build": "shared/cute/host_check_build_packaged.py"}

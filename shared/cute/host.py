@@ -7,24 +7,23 @@ architectures.
   TypeError / ValueError naming the tensor, what was expected and what came.
 - Bind the compiled function to the tensors once (prepare_sm90, prepare_sm100, PreparedLaunch: the
   arguments marshalled once, then one C call per launch on torch's current queue, launch_queue.py).
-- Find a repeat call's launch cheaply (PreparedCalls, Remembered, identity_key, tensor_key), which
+- Find a repeat call's launch cheaply (PreparedCalls, Remembered, identity_key; host_check.py), which
   shared/dispatch.py uses for every submission.
 """
 
 from __future__ import annotations
 
 import ctypes
-import operator
 import os
 import sys
 import weakref
 from collections.abc import Callable, Hashable
-from itertools import chain
 from typing import Any
 
 import torch
 
 from shared.cute import launch_queue
+from shared.cute.host_check import identity_key_function, watch_class
 
 try:  # CuTe DSL is optional: the portable torch path and the CPU tests run without it
     import cutlass
@@ -119,68 +118,40 @@ def settle_heap() -> None:
     gc.freeze()
 
 
-def tensor_key(tensors) -> tuple:
-    """What a validated call depends on, per tensor: address, shape, strides, dtype. Two calls with
-    equal keys read and write the same memory in the same layout, so the first call's checks and
-    marshalled arguments hold for the second. The device is implied: CUDA's unified addressing
-    gives every allocation of the process, host or device, its own address range."""
-    return tuple([(t.data_ptr(), t.shape, t.stride(), t.dtype) for t in tensors])
+def identity_key(tensors) -> tuple | bytes:
+    """Which tensor objects these are, and whether they changed since (host_check: compiled, ids and
+    what a launch depends on; or in Python, ids, versions and addresses)."""
+    return identity_key_function()(tuple(tensors))
 
 
-def identity_key(tensors) -> tuple:
-    """Which tensor objects these are, and whether they changed since: id and tensor_state. Flat
-    (ids, then versions, then addresses) because map() over C getters is the cheapest way to read them."""
-    return (*map(id, tensors), *tensor_state(tensors))
-
-
-def tensor_state(tensors) -> tuple:
-    """Version counter and address of each tensor: an in-place change of a tensor's layout (resize_,
-    set_, t_, as_strided_ ...) bumps its version; a swap of its memory that does not (`.data =`, a
-    resize_ of its storage, as FSDP does) changes its address. Two reads per tensor, ~0.1 us each on
-    the lent H100's host: the floor of a check that a tensor is as it was."""
-    return (*map(_VERSION, tensors), *map(_DATA_PTR, tensors))
-
-
-_VERSION = operator.attrgetter("_version")
-_DATA_PTR = torch.Tensor.data_ptr
 _IMMUTABLE_LEAVES = (int, float, bool, str, type(None))
 
 
 def _lists_in(obj, found: list) -> bool:
-    """Append (list, copy of its items) for every list inside `obj`, the only containers of a call
-    argument that can change in place (tuples cannot; tensors are checked by tensor_state). False if
-    `obj` holds anything else than tuples, lists, tensors and immutable scalars."""
+    """Append every list inside `obj`, the only containers of a call argument that can change in place
+    (tuples cannot; tensors are watched themselves). False if `obj` holds anything else than tuples,
+    lists, tensors and immutable scalars."""
     kind = type(obj)
     if kind is tuple or kind is list:
         if kind is list:
-            found.append((obj, tuple(obj)))
+            found.append(obj)
         return all(_lists_in(x, found) for x in obj)
     return isinstance(obj, torch.Tensor) or kind in _IMMUTABLE_LEAVES
 
 
 class Remembered:
     """A call argument whose launch is known, held so that its id cannot pass to another object, with
-    what a repeat call must find unchanged: the items of each list inside it (the same objects) and
-    the tensor_state of the tensors the launch reads and writes (other tensors in it are checked once,
-    when prepared). `result`: what the call returns, kept for calls that build it (group_gemm's list
-    of outputs)."""
+    what a repeat call must find unchanged (host_check.Watch): the items of each list inside it (the
+    same objects) and the tensors the launch reads and writes (other tensors in it are checked once,
+    when prepared). `unchanged()` is the watch's own method, so a repeat call's check is one call.
+    `result`: what the call returns, kept for calls that build it (group_gemm's list of outputs)."""
 
-    __slots__ = ("data", "lists", "lengths", "items", "tensors", "state", "call", "result")
+    __slots__ = ("data", "tensors", "unchanged", "call", "result")
 
     def __init__(self, data, lists: list, tensors, call: Callable[[], None], result: Any = None) -> None:
         self.data, self.call, self.result = data, call, result
-        self.lists = tuple(items for items, _ in lists)
-        self.lengths = tuple(map(len, self.lists))
-        self.items = tuple(chain.from_iterable(was for _, was in lists))
         self.tensors = tuple(tensors)
-        self.state = tensor_state(self.tensors)
-
-    def unchanged(self) -> bool:
-        # the lists' lengths, then their items by identity, each one C-level pass over all lists (==
-        # would compare tensors that are not the same); then the kernel tensors' state
-        return (tuple(map(len, self.lists)) == self.lengths
-                and all(map(operator.is_, chain.from_iterable(self.lists), self.items))
-                and tensor_state(self.tensors) == self.state)
+        self.unchanged = watch_class()(tuple(lists), self.tensors).unchanged
 
 
 class PreparedCalls:
