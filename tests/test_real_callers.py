@@ -95,3 +95,23 @@ def test_a_captured_call_replays_on_new_values_in_the_same_tensors(problem):
         ok, msg = _matches(problem, prob, out, want)
         assert ok, f"replay {i}: {msg}"
     torch.cuda.synchronize()
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("problem", PROBLEMS)
+def test_inference_mode_callers_get_the_kernel_on_every_call(problem):
+    """Serving code runs under torch.inference_mode(): its tensors have no version counter. The same
+    tuple, called again with new values copied in and C poisoned, must give the reference's result."""
+    prob, sub = _problem_and_submission(problem)
+    case = prob.tests[-1]
+    with torch.inference_mode():
+        data = prob.reference.generate_stress_input(**case, device="cuda")
+        assert all(t.is_inference() for t in tensors_of(data))
+        for i in range(3):
+            new = prob.reference.generate_stress_input(**{**case, "seed": case["seed"] + 5 * (i + 1)}, device="cuda")
+            want = prob.reference.ref_kernel(new)
+            _copy_inputs(problem, data, new)
+            for c in _outputs(problem, data):
+                c.fill_(float("nan"))
+            ok, msg = _matches(problem, prob, sub.custom_kernel(data), want)
+            assert ok, f"call {i}: {msg}"
