@@ -140,3 +140,23 @@ def test_tensor_state_of_a_set_with_an_inference_tensor_is_its_key():
         u = torch.zeros(4)
     assert host_check.tensor_state([t]) == (0, t.data_ptr())
     assert host_check.tensor_state([t, u]) == host_check.tensor_key([t, u])
+
+
+def test_a_lock_left_by_a_killed_build_is_removed_and_a_live_one_waited_for(tmp_path):
+    import os
+    import threading
+    import time
+
+    from shared.cute.host_check_build import clear_stale_lock
+
+    lock = tmp_path / "lock"
+    lock.write_text("")
+    os.utime(lock, (time.time() - 1000, time.time() - 1000))
+    clear_stale_lock(tmp_path, stale_s=300)  # torch would wait on this one forever
+    assert not lock.exists()
+    lock.write_text("")  # a build in progress: waited for until it removes its lock
+    timer = threading.Timer(0.3, lock.unlink)
+    timer.start()
+    start = time.monotonic()
+    clear_stale_lock(tmp_path, stale_s=300, poll_s=0.05)
+    assert 0.25 < time.monotonic() - start < 5 and not lock.exists()

@@ -3,10 +3,10 @@
 `Watch(lists, tensors)` holds the argument's lists (each checked item by item, by identity) and the
 tensors a bound launch reads and writes; `unchanged()` says whether all of them are as they were. Two
 implementations, one interface:
-  - compiled (host_check.cpp, built once per machine by host_check_build.py with
-    torch.utils.cpp_extension and cached on disk): one C++ pass that compares each tensor's address,
-    dtype, sizes and strides, which is what the launch depends on. 40 tensors cost ~1.6 us on the
-    lent H100's host;
+  - compiled (host_check_source.py, built once per machine by host_check_build.py with
+    torch.utils.cpp_extension.load_inline and cached on disk): one C++ pass that compares each
+    tensor's address, dtype, sizes and strides, which is what the launch depends on. 40 tensors
+    cost ~1.6 us on the lent H100's host;
   - Python (PyWatch): the version counter and address of each tensor, two attribute reads at ~0.1 us
     each (8.5 us for 40 tensors on that host); tensor_key (address, shape, strides, dtype) for a set
     that holds an inference tensor, which has no version counter.
@@ -20,9 +20,8 @@ would triple the Python check's cost, so it is left to the compiled one, which r
 `identity_key(tensors)` is the key a new tuple of the same tensor objects is looked up by (ids, and the
 same reads). `watch_class()` and `identity_key_function()` pick the compiled ones where they build, else
 Python, and `why_python()` says why not.
-NVFP4_HOST_CHECK=python keeps to Python (A/B timing, tests). A packaged single file carries no C++
-source (its host_check_build is host_check_build_packaged.py), so it always checks in Python; the
-leaderboard's loop hides host time anyway.
+NVFP4_HOST_CHECK=python keeps to Python (A/B timing, tests). A packaged single file carries the
+source and builds it the same way.
 """
 
 from __future__ import annotations
@@ -99,7 +98,7 @@ def compiled():
 
     try:
         return host_check_build.compiled()
-    except Exception as e:  # no compiler, no ninja, no headers, a torch whose C++ API moved, a package
+    except Exception as e:  # no compiler, no ninja, no headers, a torch whose C++ API moved
         _WHY_PYTHON.append(f"{type(e).__name__}: {(str(e).strip().splitlines() or [''])[-1][:200]}")
         return None
 

@@ -1,22 +1,29 @@
-"""Build and load host_check.cpp (host_check.py's compiled check) with torch.utils.cpp_extension.
+"""Build and load host_check_source.py's C++ (host_check.py's compiled check) with
+torch.utils.cpp_extension.load_inline.
 
 Built once per machine and torch build: the library goes to a folder of torch's extension cache
 (TORCH_EXTENSIONS_DIR, default ~/.cache/torch_extensions) named after the torch version and Python,
 so that a new torch never loads a library built against another one's C++ ABI; later processes load
-it in milliseconds. Needs a C++ compiler, ninja and torch's headers (in its wheel). Concurrent first
-builds (pytest-xdist workers) wait on torch's lock file in that folder.
+it in milliseconds. Needs a C++ compiler, ninja and torch's headers (in its wheel). A packaged file
+builds it the same way, in the runner's compile step (`python3 submission.py`, which the packager's
+`__main__` block turns into this build) or else at its first call.
+
+Concurrent first builds (pytest-xdist workers) wait on torch's lock file in that folder. torch waits
+on that file forever, and a build that was killed leaves it behind, so a lock older than any build
+takes is removed first.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+import time
 from pathlib import Path
 
 import torch
 
 NAME = "nvfp4_host_check"
-SOURCE = Path(__file__).with_name("host_check.cpp")
+STALE_LOCK_S = 300.0  # a build takes 20-60 s; a lock this old was left by a killed one
 
 
 def build_directory() -> Path:
@@ -25,16 +32,32 @@ def build_directory() -> Path:
     return Path(root) / tag
 
 
+def clear_stale_lock(folder: Path, stale_s: float = STALE_LOCK_S, poll_s: float = 0.5) -> None:
+    """Wait while another process builds (its lock is fresh); remove a lock older than `stale_s`."""
+    lock = folder / "lock"
+    while True:
+        try:
+            age = time.time() - lock.stat().st_mtime
+        except FileNotFoundError:
+            return
+        if age > stale_s:
+            lock.unlink(missing_ok=True)
+            return
+        time.sleep(poll_s)
+
+
 def compiled():
     """The compiled module (Watch, identity_key); raises (the caller falls back to Python) where it
     cannot be built."""
     from torch.utils import cpp_extension
 
+    from shared.cute.host_check_source import SOURCE
+
     folder = build_directory()
     folder.mkdir(parents=True, exist_ok=True)
+    clear_stale_lock(folder)
     if not any(folder.glob(f"{NAME}*.so")):
         print(f"nvfp4: building the compiled host check once for this torch (~30 s): {folder}",
               file=sys.stderr, flush=True)
-    module = cpp_extension.load(name=NAME, sources=[str(SOURCE)], build_directory=str(folder),
-                                extra_cflags=["-O2"], verbose=False)
-    return module
+    return cpp_extension.load_inline(name=NAME, cpp_sources=[SOURCE], build_directory=str(folder),
+                                     extra_cflags=["-O2"], verbose=False)

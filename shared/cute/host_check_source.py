@@ -1,16 +1,18 @@
-// Whether a remembered call argument is unchanged, in one C++ pass, and the key of a new tuple of the
-// same tensors (shared/cute/host_check.py builds this with torch.utils.cpp_extension and falls back to
-// Python).
-//
-// A Watch holds the argument's lists with a copy of their items, and the tensors a bound launch reads
-// and writes with what the launch depends on: address, dtype, sizes and strides. unchanged() is true
-// only if every list still holds the same objects and every tensor still has that address and layout.
-// Values written in place do not matter (the kernel reads memory when it runs); a swap of a tensor's
-// memory (`.data =`, a storage resize_) changes its address, and an in-place layout change (t_,
-// resize_, set_, as_strided_, unsqueeze_ ...) its sizes or strides. Inference tensors, which have no
-// version counter, are read the same way. Python does the same with two attribute reads per tensor
-// at ~0.1 us each; here the whole check of 40 tensors costs about as much as one of those reads.
+"""The C++ source of host_check.py's compiled check, built by host_check_build.py with
+torch.utils.cpp_extension.load_inline (a string rather than a .cpp file: a packaged single file
+carries it as it carries any module, and the leaderboard's runner builds inline sources only).
 
+A Watch holds the argument's lists with a copy of their items, and the tensors a bound launch reads
+and writes with what the launch depends on: address, dtype, sizes and strides. unchanged() is true
+only if every list still holds the same objects and every tensor still has that address and layout.
+Values written in place do not matter (the kernel reads memory when it runs); a swap of a tensor's
+memory (`.data =`, a storage resize_) changes its address, and an in-place layout change (t_,
+resize_, set_, as_strided_, unsqueeze_ ...) its sizes or strides. Inference tensors, which have no
+version counter, are read the same way. identity_key() gives the same reads, with the tensors' ids,
+as the key a new tuple of the same tensors is looked up by.
+"""
+
+SOURCE = r"""
 #include <torch/csrc/autograd/python_variable.h>
 #include <torch/csrc/utils/pybind.h>
 
@@ -131,3 +133,4 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
       .def("unchanged", &Watch::unchanged);
   m.def("identity_key", &identity_key);
 }
+"""
