@@ -91,6 +91,7 @@ _WHY_PYTHON: list[str] = []
 def compiled():
     """The compiled module (host_check_build.py: built once per machine, ~30 s, then loaded from
     torch's extension cache), or None, with the reason kept for why_python()."""
+    _WHY_PYTHON.clear()
     if os.environ.get(ENV, "") == "python":
         _WHY_PYTHON.append(f"{ENV}=python")
         return None
