@@ -5,8 +5,8 @@ tensors a bound launch reads and writes; `unchanged()` says whether all of them 
 implementations, one interface:
   - compiled (host_check_source.py, built once per machine by host_check_build.py with
     torch.utils.cpp_extension.load_inline and cached on disk): one C++ pass that compares each
-    tensor's address, dtype, sizes and strides, which is what the launch depends on. 40 tensors
-    cost ~1.6 us on the lent H100's host;
+    tensor's address, dtype, sizes and strides, which is what the launch depends on (a C++ read of
+    40 tensors' versions and addresses took 1.6 us on the lent H100's host);
   - Python (PyWatch): the version counter and address of each tensor, two attribute reads at ~0.1 us
     each (8.5 us for 40 tensors on that host); tensor_key (address, shape, strides, dtype) for a set
     that holds an inference tensor, which has no version counter.
@@ -20,6 +20,7 @@ would triple the Python check's cost, so it is left to the compiled one, which r
 `identity_key(tensors)` is the key a new tuple of the same tensor objects is looked up by (ids, and the
 same reads). `watch_class()` and `identity_key_function()` pick the compiled ones where they build, else
 Python, and `why_python()` says why not.
+
 NVFP4_HOST_CHECK=python keeps to Python (A/B timing, tests). A packaged single file carries the
 source and builds it the same way.
 """
