@@ -4,10 +4,11 @@
 For each problem's first benchmark case (group_gemm: also 16 groups, the second case's groups twice), on
 the submission's fast path: the median host us (GPU kept busy, harness.timing.host_us_per_call) of the
 whole custom_kernel call and of its parts: the check that the same tuple is unchanged
-(PreparedCalls.seen: its lists' items, then tensor_state of the kernel's tensors), the tensor_state read
-alone, the identity key a new tuple of the same tensors is looked up by, and the prepared launch (the
-DSL's compiled host code: TMA descriptors and the driver's launch). Two scales come first: a small torch
-op, and the driver's launch of an empty kernel (cuda-python cuLaunchKernel): no launch costs less.
+(PreparedCalls.seen: shared/cute/host_check.py, compiled or Python, whichever runs), the Python
+check's reads alone (version and address of the kernel's tensors), the identity key a new tuple of the
+same tensors is looked up by, and the prepared launch (the DSL's compiled host code: TMA descriptors
+and the driver's launch). Three scales come first: a small torch op, the driver's launch of an empty
+kernel (cuda-python cuLaunchKernel), and the DSL's launch of a near-empty kernel.
 The `idle` column is the same median with the GPU idle (a synchronize before each call, one input): what
 a caller that synchronizes between calls pays. `--waits W ...` adds a column per W: idle as well, but the
 synchronize first waits out a GPU spin of W us, as it waits out a kernel of that length; a part that
@@ -32,7 +33,7 @@ import torch  # noqa: E402
 from harness import problem as P  # noqa: E402
 from harness import timing as T  # noqa: E402
 from harness.worker import install_task_module  # noqa: E402
-from shared.cute import host  # noqa: E402
+from shared.cute import host, host_check  # noqa: E402
 
 
 def main(argv=None) -> int:
@@ -134,7 +135,7 @@ def parts_of(name: str, case: dict, seed: int) -> dict:
     return {
         "custom_kernel": lambda: sub.custom_kernel(data),
         "seen(data): unchanged?": lambda: dispatch.prepared.seen(data),
-        f"tensor_state ({len(tensors)} tensors)": lambda: host.tensor_state(tensors),
+        f"Python version+address ({len(tensors)} tensors)": lambda: host_check.tensor_state(tensors),
         "identity key (a new tuple)": lambda: (host.identity_key(dispatch.tensors(data)), dispatch.sizes(data)),
         "prepared launch": seen.call,
     }
