@@ -416,8 +416,9 @@ def test_break_emulation_both_ctas_load_the_same_b_half():
         _emulation_matches(config, shape, grid, split)
 
 
-def test_break_emulation_scale_multicast_without_the_rank(monkeypatch):
-    """Both CTAs fetch the first half of each B scale block (the TMA partition ignores the CTA's rank)."""
+def break_scale_partition_rank(monkeypatch) -> None:
+    """The break both emulations must catch: the mainloop's TMA partition ignores the CTA's rank in its
+    pair, so both CTAs fetch the same half of each multicast scale block (layouts probed afresh)."""
     from tests import layout_probe
 
     real = bs.BlockScaledMainloop.partition_tma
@@ -427,6 +428,11 @@ def test_break_emulation_scale_multicast_without_the_rank(monkeypatch):
 
     monkeypatch.setattr(bs.BlockScaledMainloop, "partition_tma", rankless)
     monkeypatch.setattr(layout_probe, "_PROBED", {})
+
+
+def test_break_emulation_scale_multicast_without_the_rank(monkeypatch):
+    """Both CTAs fetch the first half of each B scale block (the TMA partition ignores the CTA's rank)."""
+    break_scale_partition_rank(monkeypatch)
     config, shape, grid = EMULATED[1]
     with pytest.raises(AssertionError):
         _emulation_matches(config, shape, grid)
@@ -582,15 +588,7 @@ def test_group_pair_emulation_matches_the_reference(config):
 
 def test_break_group_emulation_scale_multicast_without_the_rank(monkeypatch):
     """The 256-wide tile's scale blocks both fetched by the same CTA (the partition ignores the rank)."""
-    from tests import layout_probe
-
-    real = bs.BlockScaledMainloop.partition_tma
-
-    def rankless(self, tma_atom, gX, sX, scales, cta_coord=0, cta_count=1):
-        return real(self, tma_atom, gX, sX, scales, 0, cta_count)
-
-    monkeypatch.setattr(bs.BlockScaledMainloop, "partition_tma", rankless)
-    monkeypatch.setattr(layout_probe, "_PROBED", {})
+    break_scale_partition_rank(monkeypatch)
     with pytest.raises(AssertionError, match="group 0"):
         _group_emulation_matches(GROUP_CONFIGS[2])
 
