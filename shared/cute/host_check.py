@@ -5,17 +5,18 @@ tensors a bound launch reads and writes; `unchanged()` says whether all of them 
 implementations, one interface:
   - compiled (host_check_source.py, built once per machine by host_check_build.py with
     torch.utils.cpp_extension.load_inline and cached on disk): one C++ pass that compares each
-    tensor's address, dtype, sizes and strides, which is what the launch depends on (a C++ read of
-    40 tensors' versions and addresses took 1.6 us on the lent H100's host);
-  - Python (PyWatch): the version counter and address of each tensor, two attribute reads at ~0.1 us
-    each (8.5 us for 40 tensors on that host); tensor_key (address, shape, strides, dtype) for a set
-    that holds an inference tensor, which has no version counter.
+    tensor's address, dtype, sizes and strides, which is what the launch depends on, at a small
+    fraction of the Python reads' cost (measured: results/README.md, 2026-11-25);
+  - Python (PyWatch): the version counter and address of each tensor, two attribute reads per
+    tensor; tensor_key (address, shape, strides, dtype) for a set that holds an inference tensor,
+    which has no version counter.
 Both see a swap of a tensor's memory (its address changes) and an in-place layout change (t_, resize_,
 set_, as_strided_, unsqueeze_ ...: its sizes or strides, and its version). The Python check also
 reports values written in place, which only costs the caller a re-validation. One change only the
 compiled check sees: `t.data = v` where v is another view of the same memory at the same address (a
 transpose, another dtype) bumps no version and moves no address; reading layout and dtype as well
-would triple the Python check's cost, so it is left to the compiled one, which reads them for free.
+would make the Python check several times dearer (tensor_key builds a shape and a strides tuple per
+tensor), so it is left to the compiled one, which reads them in place.
 
 `identity_key(tensors)` is the key a new tuple of the same tensor objects is looked up by (ids, and the
 same reads). `watch_class()` and `identity_key_function()` pick the compiled ones where they build, else
