@@ -151,7 +151,8 @@ EVAL_CPU_PACKAGES = ["torch", "filelock", "typing-extensions", "sympy", "mpmath"
 
 @nox.session(python=PYTHON)
 def bench(session: nox.Session) -> None:
-    """`nox -s bench -- PROBLEM [eval options]`: the evaluator in benchmark mode; results JSON in results/.
+    """`nox -s bench -- PROBLEM [eval options]`: the evaluator in benchmark mode; results JSON in results/local/
+    (git-ignored; --json OUT puts it elsewhere).
     `--runner modal [--gpu B200|H200|H100] [--timeout S] [--max-gpus N] [--dry-run]`: on Modal GPUs, one
     container per case (harness/runner)."""
     if not session.posargs:
@@ -170,9 +171,21 @@ def bench(session: nox.Session) -> None:
     if "--mode" not in args:
         args += ["--mode", "benchmark"]
     if "--json" not in args:
-        stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
-        args += ["--json", f"results/{args[0]}-{stamp}.json"]
+        args += ["--json", local_results_path(args[0])]
     session.run("python", "-m", "harness.eval", *args)
+
+
+# A user's own runs land here, which git ignores: results/*.json is the committed record that the docs
+# and the report tests read, so a run of `bench` must not add to it (nor leave an untracked file there).
+# To share a run, move it up into results/ and commit it.
+LOCAL_RESULTS = "results/local"
+
+
+def local_results_path(stem: str) -> str:
+    """Where a session writes a user's results file: results/local/STEM-<UTC stamp>.json."""
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+    return f"{LOCAL_RESULTS}/{stem}-{stamp}.json"
+
 
 @nox.session(python=PYTHON)
 def report(session: nox.Session) -> None:
@@ -267,7 +280,7 @@ def submit(session: nox.Session) -> None:
     """Package, send with popcorn-cli, and write the reply as results JSON and a table.
 
     `nox -s submit -- PROBLEM --mode test|benchmark|leaderboard [--gpu ...] [--force]`; the reply goes to
-    results/PROBLEM-popcorn-*.json. Past the leaderboard's deadline (docs/spec/upstream) it refuses and
+    results/local/PROBLEM-popcorn-*.json. Past the leaderboard's deadline (docs/spec/upstream) it refuses and
     sends nothing, unless --force."""
     if not session.posargs:
         session.error("usage: nox -s submit -- PROBLEM --mode test|benchmark|leaderboard [--gpu B200|NVIDIA]")

@@ -19,7 +19,7 @@ all understood here:
   "secret", "score", "passed", ...}]}`, optionally after `Geomean score ...` lines: scores only.
 Times in reports are rounded by the server (format_time); the JSON shapes keep full precision.
 
-Results go to results/PROBLEM-popcorn-MODE-GPU-STAMP.json (and RAW beside it as .txt), in the
+Results go to results/local/PROBLEM-popcorn-MODE-GPU-STAMP.json (and RAW beside it as .txt), in the
 evaluator's schema with "source": "popcorn-cli"; the B200 speed of light from the manifest is this
 device's, so the table's "x SOL" column is filled for the leaderboard's own runners.
 Exit status: 0 passed, 112 a check failed, 1 packaging refused, 3 a missing prerequisite, 4 the
@@ -338,7 +338,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--kernel", default=None, help="entry module (as for nox -s package)")
     p.add_argument("--leaderboard", default=None, help="leaderboard name (default: the manifest's)")
     p.add_argument("--output", default=None, help="packaged file (default: dist/PROBLEM/submission.py)")
-    p.add_argument("--json", default=None, help="results JSON (default: results/PROBLEM-popcorn-MODE-GPU-STAMP.json)")
+    p.add_argument("--json", default=None, help="results JSON (default: results/local/PROBLEM-popcorn-MODE-GPU-STAMP.json)")
     p.add_argument("--timeout", type=float, default=None, help="seconds to wait for popcorn-cli (default: no limit)")
     p.add_argument("--force", action="store_true", help="send even past the leaderboard's deadline (if it reopened)")
     return p
@@ -368,7 +368,7 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_PACKAGE
     problem = P.load_problem(args.problem)
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
-    out = Path(args.json) if args.json else REPO / "results" / (
+    out = Path(args.json) if args.json else REPO / "results" / "local" / (
         f"{args.problem}-popcorn-{args.mode}-{packaged.gpu}-{stamp}.json")
     raw = out.with_suffix(".txt")
     out.parent.mkdir(parents=True, exist_ok=True)

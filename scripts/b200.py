@@ -1,7 +1,7 @@
 """One command for a B200 owner: `nox -s b200` (or `python -m scripts.b200`).
 
 On a machine with a B200 (compute capability 10.0) it runs, in order, and writes ONE results JSON
-(results/b200-<utc stamp>.json) with a verdict per kernel:
+(results/local/b200-<utc stamp>.json) with a verdict per kernel:
   1. the sm100 test tier (`pytest -m sm100`: every manifest test case of gemm, dual_gemm and group_gemm,
      leaderboard and stress generators, output poisoned with NaN) and the CPU readiness checks of the binaries;
   2. the evaluator in test mode with the stress data, then in leaderboard mode (rechecked timed runs),
@@ -362,7 +362,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--reference-kernels", type=Path, help="a gpu-mode/reference-kernels checkout")
     ap.add_argument("--model", action="store_true", help="print the expected-time model per case and exit")
-    ap.add_argument("--out", type=Path, help="results JSON (default results/b200-<stamp>.json)")
+    ap.add_argument("--out", type=Path, help="results JSON (default results/local/b200-<stamp>.json)")
     # How `--runner modal` splits the command over containers (harness/runner/plan.py): one job runs the
     # test tier only, one job per problem the evaluator steps only; the local side merges the JSONs.
     ap.add_argument("--problem", action="append", choices=PROBLEMS, help="only this problem (repeatable)")
@@ -380,7 +380,7 @@ def main(argv=None) -> int:
         print(f"b200: {what}; nothing to run here (the CPU tier is `nox -s test`). Exit 0.")
         return 0
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
-    out = args.out or ROOT / "results" / f"b200-{stamp}.json"
+    out = args.out or ROOT / "results" / "local" / f"b200-{stamp}.json"
     problems = args.problem or list(PROBLEMS)
     report = {"device": what, "date": stamp, "steps": {p: {} for p in problems}}
     skipped = {"rc": 0, "skipped": "--tier skip"}

@@ -1,21 +1,23 @@
 """The summary picture (harness/report.py): one device's results only, no empty panel, and a chart a
 newcomer reads right: it says lower is better, its log axis has plain labels, no legend hides a label.
 
-Each test draws the committed H100 results (results/*.json) through `report.main`, as `nox -s report`
-does, and inspects the matplotlib figure it saved."""
+Each test draws the committed H100 results (results/*.json that git tracks, never a user's own files there)
+through `report.main`, as `nox -s report` does, and inspects the matplotlib figure it saved."""
 
 import json
 import re
 from pathlib import Path
 
 import pytest
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
 
-from harness import report
+pytest.importorskip("matplotlib", reason="matplotlib is not installed (the report's picture needs it)")
+from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
 
-REPO = Path(__file__).resolve().parent.parent
-RESULTS = sorted(str(p) for p in (REPO / "results").glob("*.json"))
+from harness import report  # noqa: E402
+from tests.committed_results import committed_results  # noqa: E402
+
+RESULTS = committed_results()
 CPU = "cpu (x86_64, 2 threads)"
 
 

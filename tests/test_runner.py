@@ -327,7 +327,7 @@ def run_main(argv: list[str], outcomes: list, capsys, monkeypatch, tmp_path) -> 
     monkeypatch.setattr(cli.bundle, "tree_files", lambda repo: [])
     status = cli.main(argv, run_jobs=lambda plan, spec, path, jobs: iter(outcomes))
     out, err = capsys.readouterr()
-    written = sorted((tmp_path / "results").glob("*.json"))
+    written = sorted((tmp_path / "results" / "local").glob("*.json"))
     return status, out, err, json.loads(written[0].read_text()) if written else None
 
 

@@ -93,10 +93,10 @@ def merged_document(plan: Plan, results: list[dict], prov: bundle.Provenance, re
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
     if plan.command == "bench":
         doc = merge.merge_bench(plan, results, prov, sol_b200(plan, rest))
-        return doc, REPO / "results" / f"{plan.problem}-{stamp}.json"
+        return doc, REPO / "results" / "local" / f"{plan.problem}-{stamp}.json"
     if plan.command == "b200":
-        return merge.merge_b200(plan, results, prov), REPO / "results" / f"b200-{stamp}.json"
-    return merge.merge_tests(plan, results, prov), REPO / "results" / f"test-{plan.gpu}-{stamp}.json"
+        return merge.merge_b200(plan, results, prov), REPO / "results" / "local" / f"b200-{stamp}.json"
+    return merge.merge_tests(plan, results, prov), REPO / "results" / "local" / f"test-{plan.gpu}-{stamp}.json"
 
 
 def summary(plan: Plan, doc: dict) -> list[str]:
