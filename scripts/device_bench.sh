@@ -8,6 +8,13 @@
 #   bash scripts/device_bench.sh bench P ...  package; benchmark (submission, bf16-predecoded, the packaged file;
 #                                             CUDA-graph metric, host figures) and leaderboard mode, per
 #                                             problem; the packaged file in test mode
+#   BEFORE_DIR=DIR bash scripts/device_bench.sh trust P ...
+#                                             the evaluator and the submissions of an earlier tree (DIR: its
+#                                             harness, shared, problems, scripts) and of this one, side by
+#                                             side per problem: benchmark mode (submission, packaged file),
+#                                             a table of means and host us before / after; with
+#                                             LEADERBOARD_WALL=1 also each side's whole --mode leaderboard
+#                                             run, its wall time
 #   bash scripts/device_bench.sh host P ...   benchmark submission, bf16-predecoded and the packaged file
 #                                             (plus $HOST_BASE_DIR/P.py when set: an earlier packaged file)
 #                                             with host us per call (group_gemm: also 16 groups); then the
@@ -68,6 +75,47 @@ bench)
   done
   rm -f "$OUT/b.log"
   for p in "$@"; do sed -n "/^$p --mode benchmark/,/^geomean (score) *dist/p" "$log"; done ;;
+trust)
+  before="${BEFORE_DIR:?set BEFORE_DIR to an earlier tree (its harness, shared, problems, scripts)}"
+  side_dir() { if [ "$1" = before ]; then echo "$before"; else echo .; fi; }
+  for p in "$@"; do
+    for side in before after; do ( cd "$(side_dir $side)" && python -m harness.package "$p" ) >> "$log" 2>&1; done
+    # TRUST_ROUNDS=2: before, after, before, after (run-to-run spread beside the difference)
+    for round in $(seq 1 "${TRUST_ROUNDS:-1}"); do
+      for side in before after; do
+        tag=$side; [ "$round" -gt 1 ] && tag=$side$round
+        ( cd "$(side_dir $side)" && NVFP4_COMMIT="$side-${NVFP4_COMMIT:-unknown}" python -m harness.eval "$p" \
+            --mode benchmark --impl submission "dist/$p/submission.py" --json "$OUT/$p-$tag.json" ) > "$OUT/b.log" 2>&1
+        echo "bench $p $tag rc=$?" | tee -a "$log"; cat "$OUT/b.log" >> "$log"
+        grep -E "^(FAIL|error)" "$OUT/b.log" | cut -c1-300
+      done
+    done
+    [ -n "${LEADERBOARD_WALL:-}" ] || continue
+    for side in before after; do
+      t0=$(date +%s)
+      ( cd "$(side_dir $side)" && timeout "${LEADERBOARD_TIMEOUT:-540}" python -m harness.eval "$p" --mode leaderboard \
+          --impl submission ) > "$OUT/b.log" 2>&1
+      echo "leaderboard $p $side rc=$? wall $(( $(date +%s) - t0 )) s" | tee -a "$log"; cat "$OUT/b.log" >> "$log"
+      grep -E "^(FAIL|error)" "$OUT/b.log" | cut -c1-300
+    done
+  done
+  rm -f "$OUT/b.log"
+  python - "$OUT" <<'PY'
+import glob, json, os, sys
+print(f"{'problem':<11}{'case':<40}{'impl':<10}{'mean us b/a':>17}{'host us b/a':>14}{'idle us b/a':>14}")
+for after in sorted(glob.glob(os.path.join(sys.argv[1], "*-after*.json"))):
+    pair = [json.load(open(after.replace("-after", f"-{s}"))) for s in ("before", "after")]
+    for name in pair[1]["impls"]:
+        rows = zip(*(doc["impls"].get(name, {"cases": []})["cases"] for doc in pair))
+        for b, a in rows:
+            f = lambda c, k: f"{c[k]:.1f}" if isinstance(c.get(k), (int, float)) else "-"
+            m = lambda c: f"{c['stats']['mean'] / 1e3:.2f}" if c.get("stats") else "fail"
+            spec = "; ".join(f"{k}: {v}" for k, v in a["case"].items() if k != "seed")[:39]
+            print(f"{pair[1]['problem']:<11}{spec:<40}{'packaged' if name.endswith('.py') else name:<10}"
+                  f"{m(b) + ' / ' + m(a):>17}{f(b, 'host_us') + ' / ' + f(a, 'host_us'):>14}"
+                  f"{f(b, 'host_idle_us') + ' / ' + f(a, 'host_idle_us'):>14}")
+PY
+  ;;
 host)
   for p in "$@"; do
     python -m harness.package "$p" >> "$log" 2>&1
