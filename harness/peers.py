@@ -49,27 +49,27 @@ _MATMUL_FLAGS = torch.backends.cuda.matmul
 _HAS_FP16_ACCUMULATION = hasattr(_MATMUL_FLAGS, "allow_fp16_accumulation")  # torch >= 2.7
 
 
-def summing_in_fp32(custom_kernel):
-    """custom_kernel with cuBLAS's fp16 GEMMs summing in fp32 only, as the reference does, for the call;
-    the caller's settings come back after. torch's default lets cuBLAS reduce split-K partials in fp16,
-    and a caller may have enabled fp16 accumulation: either moves outputs past the 1e-3 tolerance. Once
-    per call, not per GEMM: reading and setting the two flags costs ~5 us of host time."""
+def summing_in_fp32(call):
+    """`call` with cuBLAS's fp16 GEMMs summing in fp32 only, as the reference does, while it runs; the
+    caller's settings come back after. torch's default lets cuBLAS reduce split-K partials in fp16, and a
+    caller may have enabled fp16 accumulation: either moves outputs past the 1e-3 tolerance. Once per
+    custom_kernel call, not per GEMM: reading and setting the two flags costs ~5 us of host time."""
 
-    @functools.wraps(custom_kernel)
-    def call(data):
+    @functools.wraps(call)
+    def with_fp32_sums(*args):
         saved = (_MATMUL_FLAGS.allow_fp16_reduced_precision_reduction,
                  _HAS_FP16_ACCUMULATION and _MATMUL_FLAGS.allow_fp16_accumulation)
         _MATMUL_FLAGS.allow_fp16_reduced_precision_reduction = False
         if _HAS_FP16_ACCUMULATION:
             _MATMUL_FLAGS.allow_fp16_accumulation = False
         try:
-            return custom_kernel(data)
+            return call(*args)
         finally:
             _MATMUL_FLAGS.allow_fp16_reduced_precision_reduction = saved[0]
             if _HAS_FP16_ACCUMULATION:
                 _MATMUL_FLAGS.allow_fp16_accumulation = saved[1]
 
-    return call
+    return with_fp32_sums
 
 
 def matmul_into(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
@@ -86,6 +86,15 @@ def matmul_fp32_out(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     """a @ b for fp16 (or bf16) operands with an fp32 result: on CUDA cuBLAS writes fp32 directly (no
     silent fallback: an fp32 GEMM in its place would be a different, slower peer); fp32 on the CPU."""
     return _mm_out_fp32(a, b) if a.is_cuda else torch.matmul(a.float(), b.float())
+
+
+@summing_in_fp32
+def product_into_c(operands: tuple[torch.Tensor, torch.Tensor], c: torch.Tensor) -> torch.Tensor:
+    """The gemm and gemv peers' timed call: C = A · B, one cuBLAS fp16 GEMM (matmul_into) into the
+    [M, N, L] C; returns C."""
+    a, b = operands
+    matmul_into(a, b, as_lmn(c))
+    return c
 
 
 _SIDE_QUEUES: dict[int, list] = {}

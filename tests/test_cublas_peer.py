@@ -19,12 +19,6 @@ PROBLEMS = ("gemv", "gemm", "dual_gemm", "group_gemm")
 CASES = {"gemv": "m: 128; k: 256; l: 2; seed: 7", "gemm": "m: 128; n: 128; k: 256; l: 2; seed: 7",
          "dual_gemm": "m: 128; n: 128; k: 256; l: 2; seed: 7",
          "group_gemm": "m: [40, 128]; n: [128, 256]; k: [256, 512]; g: 2; seed: 7"}
-MATMULS = {"gemv": "matmul_into", "gemm": "matmul_into", "dual_gemm": "matmul_fp32_out", "group_gemm": "matmul_into"}
-
-
-def _peer(problem):
-    return importlib.import_module(f"problems.{problem}.cublas_predecoded")
-
 
 @pytest.mark.parametrize("problem", PROBLEMS)
 @pytest.mark.parametrize("data", ["leaderboard", "stress"])
@@ -44,22 +38,22 @@ def test_the_evaluator_knows_the_peer_by_name():
 
 @pytest.mark.parametrize("problem", PROBLEMS)
 def test_the_gemms_sum_in_fp32_and_the_callers_flags_come_back(problem, monkeypatch):
-    """Every GEMM of the call sees fp16 reductions and fp16 accumulation off; after the call (and after
-    a call that raised) the flags are the caller's again, here both on."""
-    flags = torch.backends.cuda.matmul
-    peer = _peer(problem)
-    matmul, seen = getattr(peer, MATMULS[problem]), []
+    """Every GEMM of the call (on the CPU path, torch.matmul) sees fp16 reductions and fp16 accumulation
+    off; after the call, and after a call whose GEMM raised, the flags are the caller's again, here on."""
+    flags, matmul, seen = torch.backends.cuda.matmul, torch.matmul, []
 
     def spy(*args, **kwargs):
         seen.append((flags.allow_fp16_reduced_precision_reduction, flags.allow_fp16_accumulation))
         return matmul(*args, **kwargs)
 
-    monkeypatch.setattr(peer, MATMULS[problem], spy)
+    peer = importlib.import_module(f"problems.{problem}.cublas_predecoded")
     prob = E.P.load_problem(problem)
     data = prob.reference.generate_input(**E.parse_case_line(CASES[problem]), device="cpu")
+    peer.prepare(data)  # the decode outside the window
     saved = (flags.allow_fp16_reduced_precision_reduction, flags.allow_fp16_accumulation)
     try:
         flags.allow_fp16_reduced_precision_reduction, flags.allow_fp16_accumulation = True, True
+        monkeypatch.setattr(torch, "matmul", spy)
         peer.custom_kernel(data)
         assert seen and set(seen) == {(False, False)}
         assert (flags.allow_fp16_reduced_precision_reduction, flags.allow_fp16_accumulation) == (True, True)
@@ -67,11 +61,12 @@ def test_the_gemms_sum_in_fp32_and_the_callers_flags_come_back(problem, monkeypa
         def raising(*args, **kwargs):
             raise RuntimeError("a GEMM failed on purpose")
 
-        monkeypatch.setattr(peer, MATMULS[problem], raising)
+        monkeypatch.setattr(torch, "matmul", raising)
         with pytest.raises(RuntimeError, match="on purpose"):
             peer.custom_kernel(data)
         assert (flags.allow_fp16_reduced_precision_reduction, flags.allow_fp16_accumulation) == (True, True)
     finally:
+        monkeypatch.undo()
         flags.allow_fp16_reduced_precision_reduction, flags.allow_fp16_accumulation = saved
 
 
