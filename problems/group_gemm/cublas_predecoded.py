@@ -4,11 +4,11 @@ into that group's C), the groups launched side by side on CUDA queues forked fro
 joined back, so that small groups share the SMs as one grouped launch would (a CUDA graph captures the
 fork and the join as parallel branches).
 
-Why not `torch._grouped_mm` (issue 34 names it): on sm_90 with torch 2.11 its one fast kernel takes
-only bf16 in and bf16 out, and a bf16 output fails the 1e-3 tolerance (see bf16_predecoded.py); every
-other dtype goes to a per-group fallback that first copies the group offsets to the host, a
-synchronization that no CUDA graph can capture (the bf16-predecoded peer's `graph_error` in
-results/2026-11-25-h100-group_gemm-a4ba0dd.json) and that runs the same cuBLAS GEMMs one after another.
+Why not `torch._grouped_mm` (issue 34 names it): its one fast kernel on sm_90 (CUTLASS; torch's
+GroupedBlas.cpp) takes only bf16 in and bf16 out, and a bf16 output fails the 1e-3 tolerance (see
+bf16_predecoded.py); fp16 goes to a per-group fallback that first copies the group offsets to the host,
+a synchronization that no CUDA graph can capture (the bf16-predecoded peer's `graph_error` on torch 2.11
+in results/2026-11-25-h100-group_gemm-a4ba0dd.json) and that runs cuBLAS GEMMs one after another.
 It skips the decode.
 """
 
