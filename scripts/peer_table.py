@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 from pathlib import Path
 
@@ -27,6 +26,7 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from harness import problem as P  # noqa: E402
+from harness.timing import geometric_mean  # noqa: E402
 
 OURS, PEER = "submission", "cublas-predecoded"
 GOAL_OVER_FLOOR = 2.0  # issue 34: within 2.0x of the floor in graph replay
@@ -115,7 +115,7 @@ def render(doc: dict, path: str = "results", before: dict | None = None) -> str:
     if before:
         columns += [("before mean", "before_mean", 1), ("before graph", "before_graph", 1)]
     extra = list(table[0]["others"]) if table else []
-    width = max([len("geomean")] + [len(r["case"]) for r in table])
+    width = max([len("case")] + [len(r["case"]) for r in table])
     titles = [t for t, _, _ in columns] + extra + ["goal"]
     lines.append(f"{'case':<{width}}  " + "  ".join(titles))
     for r in table:
@@ -125,7 +125,7 @@ def render(doc: dict, path: str = "results", before: dict | None = None) -> str:
     for label, key in (("ours/peer", "ours_over_peer"), ("ours/floor", "ours_over_floor")):
         values = [r[key] for r in table]
         if values and None not in values:
-            lines.append(f"geomean {label}: {math.exp(sum(map(math.log, values)) / len(values)):.2f}")
+            lines.append(f"geomean {label}: {geometric_mean(values):.2f}")
     met = [r["goal"] for r in table]
     lines.append(f"goal (faster than the peer and within {GOAL_OVER_FLOOR}x of the floor, graph replay): "
                  f"{sum(g is True for g in met)} of {len(met)} cases")

@@ -26,7 +26,9 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -96,20 +98,26 @@ def profile_case(ncu: str, chosen: dict, problem: str, case: dict, impl: tuple[s
     command = [ncu, *NCU_OPTIONS, "--metrics", metrics, "--export", str(report), "--force-overwrite",
                sys.executable, str(Path(__file__).resolve()), problem, "--child", "--impl", name,
                "--impl-path", path, "--case-json", json.dumps(case), "--warmup", str(args.warmup)]
+    # its own process group, so that a timeout ends ncu and the process it profiles together
+    run = subprocess.Popen(command, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                           start_new_session=True)
     try:
-        run = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=args.timeout)
+        said, _ = run.communicate(timeout=args.timeout)
     except subprocess.TimeoutExpired:
+        os.killpg(run.pid, signal.SIGKILL)
+        run.communicate()
         return None, f"ncu took more than {args.timeout:g} s (--timeout)"
     if run.returncode != 0:
-        return None, f"ncu exited {run.returncode}: {ncu_error(run.stdout + run.stderr)}"
+        return None, f"ncu exited {run.returncode}: {ncu_error(said)}"
     read = subprocess.run([ncu, "--import", f"{report}.ncu-rep", "--csv", "--page", "raw", "--print-units", "base"],
                           capture_output=True, text=True, timeout=120)
-    if read.returncode != 0:
-        return None, f"ncu --import exited {read.returncode}: {ncu_error(read.stdout + read.stderr)}"
+    if read.returncode != 0:  # no report: the profiled process may have failed before its range
+        return None, f"ncu --import exited {read.returncode}: {ncu_error(read.stdout + read.stderr)}; " \
+                     f"the profiled run said: {ncu_error(said)}"
     try:
         return N.parse_raw_csv(read.stdout), None
     except ValueError as e:
-        return None, str(e)
+        return None, f"{e}; the profiled run said: {ncu_error(said)}"
 
 
 def format_cell(value, width: int) -> str:

@@ -114,7 +114,15 @@ if args == ["--query-metrics"]:
 elif args == ["--version"]:
     print("NVIDIA (R) Nsight Compute Command Line Profiler\\nVersion 2099.1 (stand-in)")
 elif args[0] == "--import":
+    if os.environ.get("FAKE_NCU_NO_REPORT"):
+        print("==ERROR== Failed to open report file")
+        sys.exit(1)
     print(open(os.path.join(fixtures, "raw_two_kernels.csv")).read())
+elif os.environ.get("FAKE_NCU_NO_REPORT"):
+    print("RuntimeError: the impl raised before the profiled call")
+elif os.environ.get("FAKE_NCU_SLEEP"):
+    import time
+    time.sleep(float(os.environ["FAKE_NCU_SLEEP"]))
 elif os.environ.get("FAKE_NCU_FAIL"):
     print("==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to access NVIDIA GPU Performance Counters")
     sys.exit(1)
@@ -164,12 +172,19 @@ def test_a_run_profiles_one_call_per_case_and_writes_the_json(fake_ncu, tmp_path
     assert len(doc["cases"][0]["kernels"]) == 2
 
 
-def test_a_case_ncu_cannot_profile_is_one_line_and_exit_1(fake_ncu, monkeypatch, capsys):
+@pytest.mark.parametrize("env,extra,needle", [
+    ({"FAKE_NCU_FAIL": "1"}, [], "FAILED: ncu exited 1: ==ERROR== ERR_NVGPUCTRPERM"),
+    ({"FAKE_NCU_NO_REPORT": "1"}, [], "FAILED: ncu --import exited 1: ==ERROR== Failed to open report file; the "
+                                      "profiled run said: RuntimeError: the impl raised before the profiled call"),
+    ({"FAKE_NCU_SLEEP": "30"}, ["--timeout", "0.5"], "FAILED: ncu took more than 0.5 s (--timeout)"),
+])
+def test_a_case_ncu_cannot_profile_is_one_line_and_exit_1(fake_ncu, monkeypatch, capsys, env, extra, needle):
     ncu, _ = fake_ncu
-    monkeypatch.setenv("FAKE_NCU_FAIL", "1")
-    assert S.main(["gemm", "--case", CASE, "--ncu", str(ncu)]) == 1
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    assert S.main(["gemm", "--case", CASE, "--ncu", str(ncu), *extra]) == 1
     rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("m: 128")]
-    assert len(rows) == 1 and "FAILED: ncu exited 1: ==ERROR== ERR_NVGPUCTRPERM" in rows[0]
+    assert len(rows) == 1 and needle in rows[0]
 
 
 @pytest.mark.sm90
