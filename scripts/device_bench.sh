@@ -26,7 +26,7 @@
 # A copy of the tree without .git cannot name its commit: pass it as NVFP4_COMMIT=<sha>.
 set -uo pipefail
 export PYTHONUNBUFFERED=1
-OUT="${OUT:-/tmp/out}"; mkdir -p "$OUT"
+OUT="${OUT:-/tmp/out}"; mkdir -p "$OUT"; OUT="$(cd "$OUT" && pwd)"  # absolute: the peer mode runs from another tree
 log="$OUT/run.log"
 what="${1:-bench}"; shift || true
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader | tee -a "$log"
