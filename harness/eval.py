@@ -173,7 +173,7 @@ def resolve_impl(problem: P.Problem, spec: str) -> tuple[str, str]:
     file = problem.directory / f"{spec.replace('-', '_')}.py"
     if not file.is_file():
         known = sorted(p.stem.replace("_", "-") for p in problem.directory.glob("*.py")
-                       if p.stem in {"reference", "submission", "bf16_predecoded"})
+                       if p.stem in {"reference", "submission", "bf16_predecoded", "cublas_predecoded"})
         raise UsageError(f"unknown impl {spec!r} for {problem.name} (known: {', '.join(known)}; or give a .py file)")
     return spec, str(file)
 

@@ -20,11 +20,20 @@
 #                                             with host us per call (group_gemm: also 16 groups); then the
 #                                             sm100 path's host time up to the driver call
 #                                             (scripts/host_time_sm100.py)
+#   bash scripts/device_bench.sh peer [P ...] issue 34's comparison, per problem (default: gemm dual_gemm group_gemm):
+#                                             benchmark with --graph of submission, cublas-predecoded and
+#                                             bf16-predecoded (plus $PEER_BASE_DIR/P.py when set: an earlier
+#                                             packaged file, its loop mean) to $OUT/P-peer.json; with
+#                                             $PEER_BASE_TREE (an earlier commit's tree, named by $PEER_BASE_COMMIT)
+#                                             that tree's submission too, graph included, to $OUT/P-before.json;
+#                                             then scripts/peer_table.py: per case ours/peer, ours/floor, the goal
+#   bash scripts/device_bench.sh profile [P ...]  scripts/profile_sm90.py (Nsight Compute, one line per case)
+#                                             for the submission and cublas-predecoded, to $OUT/P-profile.json
 # Everything goes to $OUT/run.log (results JSON to $OUT/<problem>.json); short summaries are printed.
 # A copy of the tree without .git cannot name its commit: pass it as NVFP4_COMMIT=<sha>.
 set -uo pipefail
 export PYTHONUNBUFFERED=1
-OUT="${OUT:-/tmp/out}"; mkdir -p "$OUT"
+OUT="${OUT:-/tmp/out}"; mkdir -p "$OUT"; OUT="$(cd "$OUT" && pwd)"  # absolute: the peer mode runs from another tree
 log="$OUT/run.log"
 what="${1:-bench}"; shift || true
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader | tee -a "$log"
@@ -150,4 +159,33 @@ for path in sys.argv[1:]:
                   f"{f(c.get('host_us')):>9}{f(c.get('host_rotating_us')):>8}  {fl}")
 PY
   ;;
+peer)
+  if [ -n "${PEER_BASE_TREE:-}" ] && [ -z "${PEER_BASE_COMMIT:-}" ]; then
+    echo "peer: PEER_BASE_TREE is set but PEER_BASE_COMMIT is not (the commit that tree holds)"; exit 2
+  fi
+  problems=("$@"); [ ${#problems[@]} -eq 0 ] && problems=(gemm dual_gemm group_gemm)
+  peers=(); befores=()
+  for p in "${problems[@]}"; do
+    impls=(submission cublas-predecoded bf16-predecoded)
+    [ -n "${PEER_BASE_DIR:-}" ] && impls+=("$PEER_BASE_DIR/$p.py")
+    python -m harness.eval "$p" --mode benchmark --graph --impl "${impls[@]}" --json "$OUT/$p-peer.json" \
+      > "$OUT/b.log" 2>&1
+    echo "peer bench $p rc=$?" | tee -a "$log"; cat "$OUT/b.log" >> "$log"
+    grep -E "^(FAIL|error|note)" "$OUT/b.log" | cut -c1-300
+    peers+=("$OUT/$p-peer.json")
+    if [ -n "${PEER_BASE_TREE:-}" ]; then  # the earlier tree's own evaluator and kernels, graph replay included
+      (cd "$PEER_BASE_TREE" && NVFP4_COMMIT="$PEER_BASE_COMMIT" python -m harness.eval "$p" --mode benchmark --graph \
+        --impl submission --json "$OUT/$p-before.json") > "$OUT/b.log" 2>&1
+      echo "before bench $p ($PEER_BASE_COMMIT) rc=$?" | tee -a "$log"; cat "$OUT/b.log" >> "$log"
+      befores+=("$OUT/$p-before.json")
+    fi
+  done
+  rm -f "$OUT/b.log"
+  python scripts/peer_table.py "${peers[@]}" --before "${befores[@]}" 2>&1 | tee -a "$log" ;;
+profile)
+  problems=("$@"); [ ${#problems[@]} -eq 0 ] && problems=(gemm dual_gemm group_gemm)
+  for p in "${problems[@]}"; do
+    python scripts/profile_sm90.py "$p" --impl submission cublas-predecoded --json "$OUT/$p-profile.json" 2>&1 \
+      | tee -a "$log"
+  done ;;
 esac
