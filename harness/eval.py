@@ -326,7 +326,8 @@ def fmt_host_idle(c: dict) -> str:
 
 
 def host_legend(results: dict) -> list[str]:
-    """What the host columns mean, for those that have figures in `results`."""
+    """What the host columns mean, for those that have figures in `results`; which path the dispatcher
+    took; which impls have an untimed prepare."""
     cases = [c for r in results.values() for c in r["cases"]]
     lines = []
     if any(c.get("host_us") is not None for c in cases):
@@ -335,6 +336,14 @@ def host_legend(results: dict) -> list[str]:
     if any(c.get("host_idle_us") is not None for c in cases):
         lines.append("host idle us: median host time per call with the GPU idle (a synchronize before each call), "
                      "one input repeated / an empty torch op's the same way; ! = more than twice the op's")
+    paths = {}
+    for name, r in results.items():
+        taken = [c["path"] for c in r["cases"] if c.get("path")]
+        if taken:
+            counts = {p: taken.count(p) for p in dict.fromkeys(taken)}
+            paths[name] = ", ".join(f"{p} on {n}/{len(r['cases'])} cases" for p, n in counts.items())
+    if paths:
+        lines.append("path taken (shared/dispatch.py): " + "; ".join(f"{n} {p}" for n, p in paths.items()))
     prepared = [name for name, r in results.items() if r.get("prepare") and r.get("mode_run") == "benchmark"]
     if prepared:
         lines.append(f"untimed prepare(data): {', '.join(prepared)} (run after every change of input values, outside "

@@ -205,11 +205,13 @@ class Runner:
             progress.step(i + 1, P.describe_case(case))
             data = self.generate(case)
             untouched = clone_data(data)  # for the guards: check_on_clone's reference writes into C
+            portable_before = self.portable_calls()
             err, expected = self.check_on_clone(data)
             if not err:
                 err = self.guard_case(case, untouched, expected)
             err = err or self.rebinding_error()
-            results.append({"case": case, "status": "fail" if err else "pass", "error": err})
+            results.append({"case": case, "status": "fail" if err else "pass", "error": err,
+                            "path": self.path_taken(portable_before)})
             if err and ("custom_kernel raised" in err or REBINDING in err):
                 break  # the CUDA context may be unusable after a kernel fault; a rebinding taints the rest
         progress.done()
@@ -231,9 +233,11 @@ class Runner:
                          "error": f"{err} (in the warm-up on the first test case)"}]
         for i, case in enumerate(cases):
             progress.step(i + 1, P.describe_case(case))
+            portable_before = self.portable_calls()
             samples, err = self.time_case(case, leaderboard, knobs, warm=warm_all)
             err = err or self.rebinding_error()
-            result = {"case": case, "status": "fail" if err else "pass", "error": err, "stats": None}
+            result = {"case": case, "status": "fail" if err else "pass", "error": err, "stats": None,
+                      "path": self.path_taken(portable_before)}
             if samples is not None:
                 result.update(samples_ns=samples.durations_ns, lags_ns=samples.lags_ns,
                               per_sample_inputs=samples.per_sample_inputs, stats=samples.stats().as_dict())
@@ -374,13 +378,33 @@ class Runner:
         return {"host_us": same, "host_rotating_us": rotating, "host_over_gpu": max(same, rotating) > gpu_us,
                 "host_gpu_busy": busy_same and busy_rot, **self.host_idle(calls[0]), "host_check": self.host_check()}
 
+    def kit_module(self, name: str):
+        """The impl's own copy of a kit module (a bundle carries its own), or None where it never loaded it."""
+        bundle = getattr(self.module, "_BUNDLE", None)
+        return bundle.modules.get(name) if bundle else sys.modules.get(name)
+
     def host_check(self) -> str | None:
         """How the impl checks a repeated tuple (shared/cute/host_check.kind(): 'compiled' or 'python
-        (why)'), read from the impl's own copy of the module (a bundle carries its own); None where
-        the impl never loaded it (no kernel path)."""
-        bundle = getattr(self.module, "_BUNDLE", None)
-        checker = bundle.modules.get("shared.cute.host_check") if bundle else sys.modules.get("shared.cute.host_check")
+        (why)'); None where the impl never loaded it (no kernel path)."""
+        checker = self.kit_module("shared.cute.host_check")
         return checker.kind() if checker is not None else None
+
+    def portable_calls(self) -> int | None:
+        """How many calls the impl's dispatcher (shared/dispatch.py) has sent down the portable path so
+        far; None for an impl that has none."""
+        dispatch = self.kit_module("shared.dispatch")
+        return getattr(dispatch, "portable_calls", None)
+
+    def path_taken(self, portable_before: int | None) -> str | None:
+        """'kernel' or 'portable' (why, where the device has a kernel) for the calls since the count
+        `portable_before`; None for an impl without the dispatcher."""
+        now = self.portable_calls()
+        if now is None:
+            return None
+        if now == (portable_before or 0):
+            return "kernel"
+        why = getattr(self.kit_module("shared.dispatch"), "kernel_unavailable", None)
+        return "portable" + (f" ({why})" if why else "")
 
     def host_idle(self, call) -> dict:
         """Host us until `call` returns with the GPU idle (timing.host_idle_us: one input repeated,

@@ -14,11 +14,17 @@ torch path runs, checked on every call.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from typing import Any
 
 from shared.cute.host import PreparedCalls, device_arch, identity_key, sm_count
 from shared.cute.host_check import tensor_key
+
+# Which path calls took, for whoever asks (the evaluator reports it per case): the calls that took the
+# portable torch path, and why no kernel could be had where the device has one (an import error).
+portable_calls = 0
+kernel_unavailable: str | None = None
 
 
 def _last(data):
@@ -76,6 +82,8 @@ class Dispatch:
                 shape = self.check(data)
                 launch = self._bind(data, shape)
                 if launch is None:
+                    global portable_calls
+                    portable_calls += 1
                     return self.portable(data)
                 if key is None:  # bound, but its tensors could not be keyed: launch, keep nothing
                     launch()
@@ -96,7 +104,12 @@ class Dispatch:
             return None
         try:
             return self.kernel(arch, data, shape, sm_count(device))
-        except ImportError:  # CuTe DSL or cuda-python not installed: stay correct, just slower
+        except ImportError as e:  # CuTe DSL or cuda-python missing or broken: stay correct, say so once
+            global kernel_unavailable
+            if kernel_unavailable is None:
+                kernel_unavailable = f"{type(e).__name__}: {e}"
+                warnings.warn(f"no {arch} kernel ({kernel_unavailable}): every call takes the portable torch "
+                              "path, 150-1000x slower", RuntimeWarning, stacklevel=3)
             return None
 
 
