@@ -123,7 +123,7 @@ def b200(session: nox.Session) -> None:
 
     `nox -s b200 [-- --reference-kernels DIR]`: on a B200, the sm100 tier, stress data, leaderboard mode,
     optionally the leaderboard's own eval files from a reference-kernels checkout, and each case against
-    its expected time: one results JSON and a verdict per kernel (scripts/b200.py); then every registered sm100
+    its expected time: one results JSON and a verdict per kernel (harness/b200); then every registered sm100
     variant forced through the gate on each benchmark case, written to the gates table results/b200/gates.json
     that `nox -s package` bakes into the bundles (`-- --variants skip|only`). Elsewhere: says so, exit 0.
     `-- --runner modal`: the same on a Modal B200, one container per problem and one for the tier."""

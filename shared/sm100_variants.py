@@ -9,7 +9,7 @@ the table is absent, does not list the shape, names a variant this registry does
 not find correct and fastest, one that does not apply to the shape, or (in a package for the
 leaderboard runner) one that the runner's CuTe DSL cannot compile, it returns the conservative config.
 
-Table schema (what scripts/b200.py writes and `chosen_variant` reads):
+Table schema (what harness/b200/gates_table.py writes and `chosen_variant` reads):
     {"schema": 1, "device": ..., "capability": [10, 0], "sm_count": 148, "versions": {...},
      "commit": ..., "date": ...,
      "problems": {PROBLEM: {"cases": [{"key": case_key(shape), "case": {...}, "chosen": NAME,

@@ -1,5 +1,5 @@
 """The sm100 variant gate (shared/sm100_variants.py), the gates table baked into packages
-(harness/package.py) and written by the b200 variants stage (scripts/b200.py). CPU tier: nothing here
+(harness/package.py) and written by the b200 variants stage (harness/b200). CPU tier: nothing here
 runs a kernel; the gate picks configs, which are plain dataclasses.
 
 tests/fixtures/sm100_gates.json is a made-up table (its device says so), keyed like a real one:
@@ -21,9 +21,10 @@ from pathlib import Path
 import pytest
 
 from harness import package as pk
+from harness.b200 import gates_table, session, variants
+from harness.b200 import model as b200_model
 from harness.problem import load_problem
 from harness.worker import install_task_module
-from scripts import b200
 from shared import sm100_gates
 from shared.sm100_variants import CONSERVATIVE, Sm100Variant, case_key, case_shape, chooser_args, chosen_variant, gate
 from tests.test_package import TASK_PY, _restore_import_state  # noqa: F401 - autouse fixture
@@ -232,8 +233,8 @@ def _eval_json(cases_status):
 
 
 def test_b200_table_writer_round_trips_and_refuses_another_device(tmp_path):
-    cases = b200.benchmark_cases("group_gemm")
-    lines = [b200.case_line(c) for c in cases]
+    cases = b200_model.benchmark_cases("group_gemm")
+    lines = [variants.case_line(c) for c in cases]
     steps = {
         "conservative": {"applies": lines, "stress": _eval_json([(c, "pass", None) for c in cases]),
                          "leaderboard": _eval_json([(c, "pass", 20e3 - i) for i, c in enumerate(cases)])},
@@ -242,7 +243,7 @@ def test_b200_table_writer_round_trips_and_refuses_another_device(tmp_path):
                     "leaderboard": _eval_json([(c, "pass", 19e3 if i == 0 else 25e3)
                                                for i, c in enumerate(cases[:3])])},
     }
-    verdicts = b200.verdicts_of("group_gemm", cases, steps)
+    verdicts = variants.verdicts_of("group_gemm", cases, steps)
     assert [v["chosen"] for v in verdicts] == ["msorted", "conservative", "conservative", "conservative"]
     assert verdicts[1]["variants"]["msorted"] == {"correct": False, "failure": "stress data: mismatch",
                                                   "mean_us": None}
@@ -250,10 +251,10 @@ def test_b200_table_writer_round_trips_and_refuses_another_device(tmp_path):
     record = {"device": "NVIDIA B200", "capability": [10, 0], "sm_count": 148, "versions": {"torch": "x"},
               "commit": "abc", "dirty": False}
     path = tmp_path / "gates.json"
-    with pytest.raises(b200.NotB200, match="only from a B200"):
-        b200.write_gates({"group_gemm": {"cases": verdicts}}, {**record, "capability": [9, 0]}, path)
+    with pytest.raises(gates_table.NotB200, match="only from a B200"):
+        gates_table.write_gates({"group_gemm": {"cases": verdicts}}, {**record, "capability": [9, 0]}, path)
     assert not path.exists()
-    written = b200.write_gates({"group_gemm": {"cases": verdicts}}, record, path, date="20261124T000000Z")
+    written = gates_table.write_gates({"group_gemm": {"cases": verdicts}}, record, path, date="20261124T000000Z")
     table = sm100_gates.load(path)
     assert table == json.loads(json.dumps(written))
     from problems.group_gemm.config import SM100_VARIANTS
@@ -262,7 +263,7 @@ def test_b200_table_writer_round_trips_and_refuses_another_device(tmp_path):
               for c in cases]
     assert chosen == ["msorted", "conservative", "conservative", "conservative"]
     # a second problem's run keeps the first problem's cases
-    b200.write_gates({"gemm": {"cases": []}}, record, path)
+    gates_table.write_gates({"gemm": {"cases": []}}, record, path)
     assert set(sm100_gates.load(path)["problems"]) == {"group_gemm", "gemm"}
     # and the packager reads what the writer wrote
     text = pk.package("group_gemm", gates=path).text
@@ -270,21 +271,21 @@ def test_b200_table_writer_round_trips_and_refuses_another_device(tmp_path):
 
 
 def test_the_variants_stage_says_without_a_b200_and_the_repository_has_no_table_yet(capsys):
-    if b200.b200_present()[0]:
+    if session.b200_present()[0]:
         pytest.skip("a B200 is present")
-    assert b200.main(["--variants", "only"]) == 0
+    assert session.main(["--variants", "only"]) == 0
     assert "nothing to run here" in capsys.readouterr().out
-    assert not b200.GATES_PATH.exists() or sm100_gates.TABLE is not None
+    assert not gates_table.GATES_PATH.exists() or sm100_gates.TABLE is not None
 
 
 def test_the_runner_merges_the_variants_stages_and_writes_the_table_only_from_a_b200(tmp_path, monkeypatch, capsys):
     """`nox -s b200 -- --runner modal`: each problem job's variants stage comes back in its JSON; the local
-    side merges them and writes the gates table (scripts/b200.write_gates), not from another GPU."""
+    side merges them and writes the gates table (harness/b200/gates_table.write_gates), not from another GPU."""
     from harness.runner import bundle, cli, merge
     from harness.runner.plan import make_plan
 
     plan = make_plan("b200", [], "B200", 1200, 4)
-    cases = b200.benchmark_cases("group_gemm")
+    cases = b200_model.benchmark_cases("group_gemm")
     verdicts = [{"key": case_key(case_shape("group_gemm", c)), "case": c, "chosen": "msorted" if i == 0 else
                  CONSERVATIVE, "variants": {"conservative": {"correct": True, "failure": None, "mean_us": 20.0},
                                             "msorted": {"correct": True, "failure": None,
@@ -301,7 +302,7 @@ def test_the_runner_merges_the_variants_stages_and_writes_the_table_only_from_a_
                 "result": part, "device": {"gpu": "NVIDIA B200"}, "host": "modal", "python": "3.13"}]
     doc = merge.merge_b200(plan, results, bundle.Provenance("abc", False, None))
     assert doc["variants"]["group_gemm"]["cases"] == verdicts and doc["gpu"] == gpu
-    monkeypatch.setattr(b200, "GATES_PATH", tmp_path / "gates.json")
+    monkeypatch.setattr(gates_table, "GATES_PATH", tmp_path / "gates.json")
     cli.write_gates_from({**doc, "gpu": {**gpu, "capability": [9, 0]}})
     assert not (tmp_path / "gates.json").exists()
     assert "gates table not written: the gates table is written only from a B200" in capsys.readouterr().err

@@ -118,15 +118,15 @@ def summary(plan: Plan, doc: dict) -> list[str]:
 
 
 def write_gates_from(doc: dict) -> None:
-    """The gates table from the remote jobs' variants stages (scripts/b200.py write_gates: B200 only)."""
-    from scripts import b200
+    """The gates table from the remote jobs' variants stages (harness/b200/gates_table.py: B200 only)."""
+    from harness.b200 import gates_table
 
     try:
-        b200.write_gates({p: {"cases": v["cases"]} for p, v in doc["variants"].items()}, doc.get("gpu") or {})
-    except b200.NotB200 as e:
+        gates_table.write_gates({p: {"cases": v["cases"]} for p, v in doc["variants"].items()}, doc.get("gpu") or {})
+    except gates_table.NotB200 as e:
         print(f"runner: gates table not written: {e}", file=sys.stderr)
         return
-    path = b200.GATES_PATH
+    path = gates_table.GATES_PATH
     print(f"gates table written to {path.relative_to(REPO) if path.is_relative_to(REPO) else path}")
 
 

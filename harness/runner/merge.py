@@ -95,8 +95,9 @@ def merge_bench(plan: Plan, results: list[dict], prov: Provenance, sol_b200_us: 
 
 
 def merge_b200(plan: Plan, results: list[dict], prov: Provenance) -> dict:
-    """scripts/b200.py's schema: the tier job's steps go into every problem's steps, as one local run has
-    them; a problem whose job or tier failed gets the verdict `fail` and the failed step's name."""
+    """The B200 session's schema (harness/b200/session.py): the tier job's steps go into every problem's
+    steps, as one local run has them; a problem whose job or tier failed gets the verdict `fail` and the
+    failed step's name."""
     by_name = {plan.jobs[r["index"]].name: r for r in results}
     tier_job = by_name.get("sm100 test tier") or {}
     tier = tier_job.get("result") or {}
@@ -120,7 +121,7 @@ def merge_b200(plan: Plan, results: list[dict], prov: Provenance) -> dict:
             verdict["verdict"] = "fail"
             verdict["failed_steps"] = [*verdict["failed_steps"], "sm100_tier"]
         doc["steps"][problem], doc["verdicts"][problem] = steps, verdict
-        if (part.get("variants") or {}).get(problem):  # the variants stage (scripts/b200.py variant_runs)
+        if (part.get("variants") or {}).get(problem):  # the variants stage (harness/b200/variants.py)
             doc.setdefault("variants", {})[problem] = part["variants"][problem]
             doc["gpu"] = doc.get("gpu") or part.get("gpu")
     doc["device"] = doc["device"] or tier.get("device")

@@ -2,7 +2,7 @@
 each, run in parallel up to --max-gpus), their estimated GPU-minutes and what that costs.
 
     bench  one job per benchmark case of the problem (or per --case given), the evaluator in each
-    b200   one job per problem (scripts/b200.py --problem P --tier skip) and one for the sm100 test tier
+    b200   one job per problem (the B200 session, --problem P --tier skip) and one for the sm100 test tier
     test   one job per test file that has GPU tests (pytest -m "gpu or sm90 or sm100" FILE)
 
 Reads the manifests and test files with PyYAML and the standard library only: no torch, no Modal.
@@ -141,7 +141,8 @@ def bench_jobs(args: list[str]) -> tuple[str, list[Job]]:
 
 
 def b200_jobs(args: list[str]) -> list[Job]:
-    """scripts/b200.py split: the sm100 test tier once, and each problem's evaluator steps in its own job."""
+    """The B200 session (harness/b200) split: the sm100 test tier once, and each problem's evaluator steps
+    in its own job."""
     refs, rest = take_option(args, "--reference-kernels")
     if refs:
         raise RunnerError("--reference-kernels names a local checkout, which --runner modal does not send; "
@@ -151,9 +152,9 @@ def b200_jobs(args: list[str]) -> list[Job]:
         manifest(p)
     if rest:
         raise RunnerError(f"b200 --runner modal: unexpected arguments {' '.join(rest)}", EXIT_USAGE)
-    jobs = [Job("sm100 test tier", ("{python}", "-m", "scripts.b200", "--tier", "only", "--out", "{out}"), "b200 tier")]
+    jobs = [Job("sm100 test tier", ("{python}", "-m", "harness.b200", "--tier", "only", "--out", "{out}"), "b200 tier")]
     for p in problems or PROBLEMS:
-        jobs.append(Job(f"b200 {p}", ("{python}", "-m", "scripts.b200", "--problem", p, "--tier", "skip",
+        jobs.append(Job(f"b200 {p}", ("{python}", "-m", "harness.b200", "--problem", p, "--tier", "skip",
                                       "--out", "{out}"), "b200 problem"))
     return jobs
 
