@@ -282,6 +282,7 @@ def test_the_runner_merges_the_variants_stages_and_writes_the_table_only_from_a_
     """`nox -s b200 -- --runner modal`: each problem job's variants stage comes back in its JSON; the local
     side merges them and writes the gates table (harness/b200/gates_table.write_gates), not from another GPU."""
     from harness.runner import bundle, cli, merge
+    from harness.runner.outcomes import Collected
     from harness.runner.plan import make_plan
 
     plan = make_plan("b200", [], "B200", 1200, 4)
@@ -300,7 +301,7 @@ def test_the_runner_merges_the_variants_stages_and_writes_the_table_only_from_a_
     job = next(i for i, j in enumerate(plan.jobs) if j.name == "b200 group_gemm")
     results = [{"index": job, "name": "b200 group_gemm", "rc": 0, "timed_out": False, "seconds": 1.0, "tail": "",
                 "result": part, "device": {"gpu": "NVIDIA B200"}, "host": "modal", "python": "3.13"}]
-    doc = merge.merge_b200(plan, results, bundle.Provenance("abc", False, None))
+    doc = merge.merge_b200(plan, Collected(results), bundle.Provenance("abc", False, None))
     assert doc["variants"]["group_gemm"]["cases"] == verdicts and doc["gpu"] == gpu
     monkeypatch.setattr(gates_table, "GATES_PATH", tmp_path / "gates.json")
     cli.write_gates_from({**doc, "gpu": {**gpu, "capability": [9, 0]}})

@@ -44,6 +44,11 @@ GPUS = {
 # Estimated minutes per job, container start included (image pull from Modal's cache, unpacking the tree,
 # CuTe DSL compiling the kernels: ~1 min). A guess to size the bill before it runs, not a measurement:
 # no job has run on Modal from this repository yet. The results JSON records each job's real seconds.
+# Modal's limit on a function's timeout, and what the runner adds to the job's own --timeout for the
+# container to unpack the tree and probe the GPU first (Modal's timeout is the backstop, the job's own
+# kill is what normally ends a job that runs too long).
+MODAL_MAX_TIMEOUT_S = 24 * 3600
+MODAL_TIMEOUT_MARGIN_S = 120
 START_MINUTES = 1.0
 WORK_MINUTES = {"bench case": 2.0, "b200 problem": 12.0, "b200 tier": 7.0, "test file": 4.0}
 GPU_MARKERS = re.compile(r"pytest\.mark\.(gpu|sm90|sm100)\b")
@@ -178,6 +183,9 @@ def make_plan(command: str, args: list[str], gpu: str, timeout_s: int, max_gpus:
         raise RunnerError(f"GPU type {gpu!r} is not available: --gpu takes {', '.join(GPUS)}", EXIT_USAGE)
     if timeout_s <= 0 or max_gpus <= 0:
         raise RunnerError("--timeout and --max-gpus must be positive", EXIT_USAGE)
+    if timeout_s + MODAL_TIMEOUT_MARGIN_S > MODAL_MAX_TIMEOUT_S:
+        raise RunnerError(f"--timeout: at most {MODAL_MAX_TIMEOUT_S - MODAL_TIMEOUT_MARGIN_S} s (Modal's limit of 24 h "
+                          f"less the {MODAL_TIMEOUT_MARGIN_S} s a job needs to start), got {timeout_s}", EXIT_USAGE)
     problem = None
     if command == "bench":
         problem, jobs = bench_jobs(args)
