@@ -98,6 +98,10 @@ def test(session: nox.Session) -> None:
     if remote_runner(session, "test"):
         return
     install(session)
+    if lock_name() in MODAL_CLIENT_LOCKS:
+        # The Modal client, so that the CPU tier drives the runner's Modal backend with the real client
+        # (tests/test_runner_modal_client.py; it skips, saying so, where the client is missing).
+        session.install("--require-hashes", "--no-deps", "-r", os.path.join(REPO, "locks", "modal.txt"))
     args = session.posargs or ["-q"]
     if not session.posargs and not has_nvidia_gpu():
         # The CPU tier spread over the cores (pytest-xdist, pinned in the dev lock): ~4 min instead of
@@ -206,6 +210,7 @@ LOCK_FILES = {
     "runner-dsl": ["locks/runner-dsl.txt"],  # `nox -s runner_dsl` only
 }
 CPU_TORCH_LOCKS = ("dev", "runner-dsl")  # their torch is the +cpu wheel
+MODAL_CLIENT_LOCKS = ("dev", "gpu")  # Python 3.11 locks whose shared pins equal locks/modal.txt's (test_environment)
 
 
 def lock_name() -> str:

@@ -242,3 +242,15 @@ def test_packager_knows_what_the_runner_provides():
     available = pk.leaderboard_modules()
     assert {"torch", "cutlass", "cuda", "numpy", "triton", "task"} <= available
     assert "yaml" not in available  # PyYAML is not on the runner: submissions must not need it
+
+
+def test_the_modal_client_lock_agrees_with_the_locks_it_is_installed_beside():
+    """`nox -s test` installs locks/modal.txt on top of dev.txt or gpu.txt (the CPU tier runs the real
+    client): a package both pin must be pinned alike, or the second install would replace the first's."""
+    modal = pins("modal")
+    assert lock_python("modal") == lock_python("dev") == lock_python("gpu")
+    for base in ("dev", "gpu"):
+        locked = pins(base)
+        differ = {d: (modal[d], locked[d]) for d in modal.keys() & locked.keys() if modal[d] != locked[d]}
+        assert not differ, f"locks/modal.txt vs locks/{base}.txt: {differ}"
+    assert "-c dev.txt" in (LOCKS / "modal.in").read_text().splitlines()  # and ci/lock.sh keeps it so
