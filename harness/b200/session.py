@@ -16,9 +16,14 @@ On a machine with a B200 (compute capability 10.0) it runs, in order, and writes
      variant (config.py SM100_VARIANTS) forced through the gate (shared/sm100_gates.FORCE_ENV in the
      evaluator's environment) on the benchmark cases it applies to: the evaluator in test mode with the
      stress data, then in leaderboard mode (leaderboard data, poisoned outputs and guards, then the timed
-     loop that rechecks every sample). Per case each variant's verdict and mean, and the chosen one (correct
-     and fastest), go into the gates table results/b200/gates.json (`write_gates`, which refuses anything
-     but a compute capability 10.0 device); `nox -s package` bakes that table into the bundles.
+     loop that rechecks every sample). Per case each variant's verdict, mean and kernel fingerprint, and the
+     chosen one (correct and fastest), go into the gates table results/b200/gates.json (`write_gates`,
+     which refuses anything but a compute capability 10.0 device), keyed by the CuTe DSL it ran under;
+     `nox -s package` bakes that table into the bundles and refuses verdicts not about what it packages.
+     The table is measured for a package target (`--dsl runner`, the default: the leaderboard's CuTe DSL
+     4.3.5, which `nox -s b200` installs from locks/b200.txt; `--dsl dev`: the development DSL of
+     locks/gpu.txt, for packages made with `nox -s package -- --dsl dev`); the installed DSL must be the
+     target's, or the session says so and exits 2.
 Where no B200 is present it says so, writes nothing and exits 0.
 
 The expected times are a model, not a measurement (no B200 was available where they were written):
@@ -42,9 +47,12 @@ from harness.b200.gates_table import GATES_PATH, device_record, write_gates
 from harness.b200.model_table import expected_us, model_table
 from harness.b200.steps import evaluator, reference_eval, run
 from harness.b200.variants import variant_runs
+from harness.locks import DSL_LOCKS, dsl_version
+from shared.sm100_gates import installed_dsl
 
 ROOT = Path(__file__).resolve().parents[2]
 SLOW_FACTOR = 1.25
+DSL_TARGETS = tuple(DSL_LOCKS)
 
 
 def b200_present() -> tuple[bool, str]:
@@ -65,6 +73,17 @@ def device_sm_count() -> int:
     import torch
 
     return torch.cuda.get_device_properties(0).multi_processor_count
+
+
+def dsl_mismatch(target: str) -> str | None:
+    """Why the installed CuTe DSL cannot measure the gates table of a package target, or None. A verdict is
+    about the compiler it was measured under, and the gate refuses it under any other."""
+    want, have = dsl_version(target), installed_dsl()
+    if have == want:
+        return None
+    return (f"the gates table for --dsl {target} is measured under CuTe DSL {want}, but {have or 'none'} is "
+            f"installed: `nox -s b200 -- --dsl {target}` installs it (locks/{'b200' if target == 'runner' else 'gpu'}"
+            ".txt)")
 
 
 def verdicts(report: dict) -> dict:
@@ -103,6 +122,9 @@ def main(argv=None) -> int:
     ap.add_argument("--variants", choices=("run", "skip", "only"), default="run",
                     help="the variants stage and the gates table: run it (default), skip it, or run only it")
     ap.add_argument("--gates", type=Path, default=None, help="the gates table to write (results/b200/gates.json)")
+    ap.add_argument("--dsl", choices=DSL_TARGETS, default="runner",
+                    help="the package target the gates table is measured for: runner (the leaderboard's CuTe DSL, "
+                         "the default) or dev; the installed CuTe DSL must be that target's")
     args = ap.parse_args(argv)
     if args.model:
         print(model_table())
@@ -111,6 +133,10 @@ def main(argv=None) -> int:
     if not ok:
         print(f"b200: {what}; nothing to run here (the CPU tier is `nox -s test`). Exit 0.")
         return 0
+    wrong_dsl = args.variants != "skip" and dsl_mismatch(args.dsl)
+    if wrong_dsl:
+        print(f"b200: {wrong_dsl}", file=sys.stderr)
+        return 2
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
     out = args.out or ROOT / "results" / "local" / f"b200-{stamp}.json"
     problems = args.problem or list(PROBLEMS)
@@ -144,7 +170,7 @@ def main(argv=None) -> int:
                 steps["reference_eval"] = reference_eval(problem, args.reference_kernels.resolve(), work / "ref")
     if args.variants != "skip":
         report["gpu"] = device_record()
-        write_gates({p: {"cases": v["cases"]} for p, v in report["variants"].items()}, report["gpu"], args.gates)
+        write_gates(report["variants"], report["gpu"], args.gates)
         for problem, v in report["variants"].items():
             for c in v["cases"]:
                 print(f"{problem:9} {c['key']:40} gate: {c['chosen']}")

@@ -142,7 +142,7 @@ def write_gates_from(doc: dict) -> None:
     from harness.b200 import gates_table
 
     try:
-        gates_table.write_gates({p: {"cases": v["cases"]} for p, v in doc["variants"].items()}, doc.get("gpu") or {})
+        gates_table.write_gates(doc["variants"], doc.get("gpu") or {})
     except gates_table.NotB200 as e:
         print(f"runner: gates table not written: {e}", file=sys.stderr)
         return
@@ -184,6 +184,11 @@ def main(argv: list[str] | None = None, run_jobs=None) -> int:
         print(describe(plan), flush=True)
         if args.dry_run:
             print(image.describe(spec))
+            if plan.command == "b200":
+                from harness.b200.gates_table import key_lines
+
+                where = "the image's, locks/leaderboard.txt: `nox -s package`'s default target"
+                print("\n".join(key_lines(spec["pins"]["nvidia-cutlass-dsl"], where)))
             print("dry run: nothing sent")
             return 0
         if run_jobs is None:

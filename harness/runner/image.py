@@ -23,6 +23,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from harness.locks import lock_pins
+
 REPO = Path(__file__).resolve().parents[2]
 LOCKS = ("locks/leaderboard.txt", "locks/tools.txt")
 # Modal's image builder the runner asks for, and the Python its add_python gives for the Dockerfile's
@@ -36,14 +38,6 @@ def dockerfile_args(repo: Path = REPO) -> dict[str, str]:
     """The ARG defaults of the Dockerfile (`ARG NAME=value`, quotes removed)."""
     text = (repo / "Dockerfile").read_text()
     return {m.group(1): m.group(2).strip('"') for m in re.finditer(r"^ARG (\w+)=(.*)$", text, flags=re.M)}
-
-
-def lock_pins(lock: str, repo: Path = REPO) -> dict[str, str]:
-    """{distribution: version} of a hash-pinned lock."""
-    pins = {}
-    for m in re.finditer(r"^([A-Za-z0-9][A-Za-z0-9._-]*)(?:\[[^\]]*\])?==(\S+)", (repo / lock).read_text(), flags=re.M):
-        pins[re.sub(r"[-_.]+", "-", m.group(1)).lower()] = m.group(2)
-    return pins
 
 
 def dockerfile_apt(args: dict[str, str], repo: Path = REPO) -> list[str]:

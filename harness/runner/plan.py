@@ -155,6 +155,11 @@ def b200_jobs(args: list[str]) -> list[Job]:
     problems, rest = take_option(rest, "--problem")
     for p in problems:
         manifest(p)
+    targets, rest = take_option(rest, "--dsl")
+    if any(t != "runner" for t in targets):
+        raise RunnerError("b200 --runner modal measures under the image's CuTe DSL, the leaderboard runner's "
+                          "(locks/leaderboard.txt): --dsl runner only; for another, run `nox -s b200 -- --dsl dev` "
+                          "on a machine with a B200", EXIT_USAGE)
     if rest:
         raise RunnerError(f"b200 --runner modal: unexpected arguments {' '.join(rest)}", EXIT_USAGE)
     jobs = [Job("sm100 test tier", ("{python}", "-m", "harness.b200", "--tier", "only", "--out", "{out}"), "b200 tier")]
