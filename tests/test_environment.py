@@ -16,7 +16,7 @@ import yaml
 
 REPO = Path(__file__).resolve().parent.parent
 LOCKS = REPO / "locks"
-LOCK_NAMES = ("dev", "gpu", "ci", "leaderboard", "tools", "runner-dsl", "modal")
+LOCK_NAMES = ("dev", "gpu", "ci", "leaderboard", "tools", "runner-dsl", "modal", "b200")
 
 
 def norm(name: str) -> str:
@@ -82,6 +82,17 @@ def test_runner_dsl_lock_has_the_runners_dsl_beside_the_dev_torch():
         assert rd[dist] == lb[dist], dist
     assert lock_python("runner-dsl") == lock_python("dev")
     assert rd["torch"] == dev["torch"]
+
+
+def test_b200_lock_measures_under_the_runners_dsl_with_the_gpu_locks_torch_and_tools():
+    """`nox -s b200` (locks/b200.txt) writes the gates table that packages for the runner read: it must have
+    the runner's CuTe DSL and CUDA Python, on the GPU torch and the tools of locks/gpu.txt."""
+    b200, lb, gpu = pins("b200"), pins("leaderboard"), pins("gpu")
+    for dist in ("nvidia-cutlass-dsl", "cuda-python", "cuda-bindings", "cuda-pathfinder"):
+        assert b200[dist] == lb[dist], dist
+    for dist in ("torch", "pytest", "nox", "pyyaml", "ruff", "ml-dtypes", "pytest-xdist"):
+        assert b200[dist] == gpu[dist], dist
+    assert lock_python("b200") == lock_python("gpu")
 
 
 def test_tool_versions_agree_across_locks():
