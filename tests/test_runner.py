@@ -72,6 +72,10 @@ def test_b200_plan_splits_the_tier_from_the_problems_and_needs_a_b200():
     assert e.value.status == EXIT_USAGE
     with pytest.raises(RunnerError, match="local checkout"):
         make_plan("b200", ["--reference-kernels", "/tmp/x"], "B200", 1200, 4)
+    # the image has the runner's CuTe DSL: a table for another target is measured on a B200 machine
+    assert len(make_plan("b200", ["--dsl", "runner"], "B200", 1200, 4).jobs) == 5
+    with pytest.raises(RunnerError, match="--dsl runner only; for another, run `nox -s b200 -- --dsl dev`"):
+        make_plan("b200", ["--dsl", "dev"], "B200", 1200, 4)
 
 
 def test_test_plan_is_one_job_per_file_with_gpu_tests():
