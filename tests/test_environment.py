@@ -221,6 +221,40 @@ def test_flake_agrees_with_the_locks():
     assert "checks.${system}" in text and "pytest" in text
 
 
+def test_flake_says_which_nix_it_needs_and_how_to_lock_it():
+    """nixos-25.11 needs Nix 2.18 or newer (its release notes); flake.lock is written by `nix flake lock`."""
+    assert "Nix 2.18 or newer" in flake().split("description =")[0] and "`nix flake lock`" in flake()
+    shipping = (REPO / "docs" / "SHIPPING.md").read_text()
+    assert "Nix 2.18 or newer" in shipping and "nix flake lock" in shipping
+
+
+STUB_NIXPKGS = """{ system, config }: {
+  lib = { makeLibraryPath = xs: "/stub/lib"; versions.major = v: builtins.head (builtins.splitVersion v); };
+  python312 = { outPath = "/stub/python"; pkgs.nox = "nox"; withPackages = f: "/stub/python-env"; };
+  uv = "uv"; ruff = "ruff"; ninja = "ninja"; git = "git"; zlib = "zlib"; stdenv.cc.cc.lib = "/stub/cc";
+  mkShell = args: args; runCommand = name: attrs: script: script; nixpkgs-fmt = "fmt";
+  CUDA
+}
+"""
+
+
+@pytest.mark.skipif(shutil.which("nix-instantiate") is None,
+                    reason="nix-instantiate not installed (apt-get install nix-bin); ci/check-nix.sh runs it in CI")
+@pytest.mark.parametrize(("cuda", "want"), [
+    ('cudaPackages = { cudaMajorMinorVersion = "12.8"; cudatoolkit = "/stub/cuda12"; };', "no cudaPackages_13"),
+    ('cudaPackages_13 = { cudaMajorMinorVersion = "12.9"; cudatoolkit = "/stub/cuda12"; };', "is CUDA 12, not 13"),
+    ('cudaPackages_13 = { cudaMajorMinorVersion = "13.0"; cudatoolkit = "/stub/cuda13"; };', "/stub/cuda13"),
+], ids=["no CUDA 13", "CUDA 13 mislabelled", "CUDA 13"])
+def test_the_flake_takes_cuda_13_or_stops_saying_so(cuda, want, tmp_path):
+    """The dev shell evaluated on a stub nixpkgs: CUDA 12 where 13 is missing is an error, never a fallback."""
+    (tmp_path / "default.nix").write_text(STUB_NIXPKGS.replace("CUDA", cuda))
+    expr = (f"((import {REPO}/flake.nix).outputs {{ self = {REPO}; nixpkgs = {tmp_path}; }})"
+            ".devShells.x86_64-linux.default.shellHook")
+    res = subprocess.run(["nix-instantiate", "--eval", "--strict", "-E", expr], capture_output=True, text=True)
+    assert want in (res.stdout if want.startswith("/") else res.stderr), res.stdout + res.stderr
+    assert (res.returncode == 0) == want.startswith("/")
+
+
 @pytest.mark.skipif(shutil.which("nix-instantiate") is None,
                     reason="nix-instantiate not installed (apt-get install nix-bin); ci/check-nix.sh runs it in CI")
 def test_flake_parses():
