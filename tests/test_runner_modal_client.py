@@ -21,6 +21,7 @@ import signal
 import subprocess
 import sys
 import tarfile
+import threading
 import time
 import warnings
 from pathlib import Path
@@ -243,12 +244,17 @@ def test_ctrl_c_through_the_real_client_stops_the_app_and_marks_the_run(tmp_path
 
     with LocalModal(answers, tmp_path / "modal.sock") as server:
         client = start_client(server, tmp_path, ["bench", "gemv", "--case", CASES[0], "--case", CASES[1]])
+        lines: list[str] = []
+        reader = threading.Thread(target=lambda: lines.extend(client.stderr), daemon=True)
+        reader.start()
         deadline = time.monotonic() + 60
-        while len(server.named("FunctionGetOutputs")) < 3 and time.monotonic() < deadline:
-            time.sleep(0.05)  # both calls made, job 0's output fetched, job 1's awaited
+        while not any(line.startswith("[1/2] ") for line in lines) and time.monotonic() < deadline:
+            time.sleep(0.05)  # job 0's result has come back; job 1's is awaited
         client.send_signal(signal.SIGINT)
-        out, err = client.communicate(timeout=60)
+        client.wait(timeout=60)
+        reader.join(10)
         assert server.disconnected.is_set()
+    err = "".join(lines)
     assert client.returncode == EXIT_INTERRUPTED, err
     assert "runner: interrupted (Ctrl-C): 1 of 2 jobs came back" in err
     doc = written(tmp_path)
