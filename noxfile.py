@@ -65,27 +65,23 @@ def install(session: nox.Session) -> None:
     install_locked(session)
 
 
-def option_values(args: list[str], name: str) -> tuple[list[str], list[str]]:
-    """(the values of every `name VALUE` / `name=VALUE` in args, the other arguments)."""
-    values, rest, i = [], [], 0
-    while i < len(args):
-        if args[i] == name and i + 1 < len(args):
-            values.append(args[i + 1])
-            i += 2
-            continue
-        if args[i].startswith(name + "="):
-            values.append(args[i].split("=", 1)[1])
-        else:
-            rest.append(args[i])
-        i += 1
-    return values, rest
+def option_values(session: nox.Session, name: str) -> tuple[list[str], list[str]]:
+    """(the values of every `name VALUE` / `name=VALUE` among the session's arguments, the others)."""
+    if REPO not in sys.path:
+        sys.path.insert(0, REPO)
+    from harness.options import MissingValue, take_option
+
+    try:
+        return take_option(list(session.posargs), name)
+    except MissingValue as e:
+        session.error(str(e))
 
 
 def remote_runner(session: nox.Session, command: str) -> bool:
     """`--runner modal` among a session's arguments: run the command on Modal GPUs (harness/runner) with
     only PyYAML and the Modal client installed (not even that with --dry-run), and return True.
     `--runner local` is the default and is dropped."""
-    runners, rest = option_values(list(session.posargs), "--runner")
+    runners, rest = option_values(session, "--runner")
     runner = runners[-1] if runners else None
     if runner in (None, "local"):
         session.posargs[:] = rest
@@ -149,7 +145,7 @@ def b200(session: nox.Session) -> None:
     # The gates table is measured under the CuTe DSL of the package target it is for: the leaderboard
     # runner's (locks/b200.txt, the default) or, with `-- --dsl dev`, development's (locks/gpu.txt). In the
     # container (NVFP4_LOCK=leaderboard) the environment already is the runner's.
-    targets, _ = option_values(session.posargs, "--dsl")
+    targets, _ = option_values(session, "--dsl")
     dsl = targets[-1] if targets else "runner"
     if dsl not in B200_LOCKS:
         session.error(f"b200: --dsl {dsl}: expected one of {', '.join(B200_LOCKS)}")

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import yaml
 
+from harness import options
 from harness.runner.errors import EXIT_USAGE, RunnerError
 
 REPO = Path(__file__).resolve().parents[2]
@@ -106,21 +107,11 @@ def manifest(problem: str) -> dict:
 
 
 def take_option(args: list[str], name: str) -> tuple[list[str], list[str]]:
-    """(the values of every `name VALUE` / `name=VALUE`, the other arguments)."""
-    values, rest, i = [], [], 0
-    while i < len(args):
-        if args[i] == name:
-            if i + 1 >= len(args):
-                raise RunnerError(f"{name} needs a value", EXIT_USAGE)
-            values.append(args[i + 1])
-            i += 2
-            continue
-        if args[i].startswith(name + "="):
-            values.append(args[i].split("=", 1)[1])
-        else:
-            rest.append(args[i])
-        i += 1
-    return values, rest
+    """(the values of every `name VALUE` / `name=VALUE`, the other arguments); a missing value is a usage error."""
+    try:
+        return options.take_option(args, name)
+    except options.MissingValue as e:
+        raise RunnerError(str(e), EXIT_USAGE) from None
 
 
 def bench_jobs(args: list[str]) -> tuple[str, list[Job]]:
