@@ -18,8 +18,8 @@ def verbose_allclose(received: torch.Tensor, expected: torch.Tensor, rtol: float
     """Reasons the two differ (empty when they match), in the leaderboard's wording."""
     if not isinstance(received, torch.Tensor):
         return [f"output is a {type(received).__name__}, expected a torch.Tensor"]
-    if received.shape != expected.shape:
-        return ["SIZE MISMATCH"]
+    if received.shape != expected.shape:  # the leaderboard's words, then the sizes it leaves out
+        return [f"SIZE MISMATCH: got {tuple(received.shape)}, expected {tuple(expected.shape)}"]
     if received.device != expected.device:
         received = received.to(expected.device)
     diff = torch.abs(received - expected)

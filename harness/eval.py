@@ -34,13 +34,17 @@ import sys
 from pathlib import Path
 
 from harness import problem as P
-from harness.timing import geometric_mean
+from harness.timing import Samples, Stats, TimingError, geometric_mean
 
 EXIT_OK, EXIT_USAGE, EXIT_CHECK, EXIT_BAD_CASE = 0, 2, 112, 113
 # Other processes only ever add time to a CPU sample: on a busy machine the mean (and err) swing with
-# the load (10x between two runs), and the best sample is the least disturbed one.
-CPU_TIMING_NOTE = ("CPU wall clock, no L2 flush: figures are not GPU timings; each case warmed up; "
-                   "compare impls by best us, as the mean grows with whatever else the machine runs")
+# the load (10x between two runs). The worker times on one thread (two threads wait for the slower
+# one, 200x on a busy core), and the median of a case's samples is the figure to compare.
+CPU_TIMING_NOTE = ("CPU wall clock on one thread, no L2 flush: figures are not GPU timings; each case warmed up; "
+                   "compare impls by median us, as the mean grows with whatever else the machine runs")
+# On a CPU, a case whose samples spread wider than this (p90 - p10 over the median) is flagged as not
+# comparable: another process took the core for part of the run.
+CPU_SPREAD_LIMIT = 0.5
 REPO = Path(__file__).resolve().parent.parent
 
 
@@ -100,7 +104,7 @@ def check_case_keys(problem: P.Problem, case: dict) -> None:
     if missing or extra:
         raise BadCase(f"invalid test case for {problem.name}: {P.describe_case(case)} "
                       f"(missing {sorted(missing)}, unknown {sorted(extra)}; expected keys {sorted(wanted)})")
-    problem_in_value = case_value_problem(case, manifest_value_kinds(problem))
+    problem_in_value = case_value_problem(case, manifest_value_kinds(problem)) or problem.reference.case_error(**case)
     if problem_in_value:
         raise BadCase(f"invalid test case for {problem.name}: {P.describe_case(case)}: {problem_in_value}")
 
@@ -134,6 +138,24 @@ def case_value_problem(case: dict, kinds: dict[str, type]) -> str | None:
     return None
 
 
+def check_json_path(path: str | None) -> None:
+    """--json names a file that can be written: checked before the run, not after it."""
+    if path is None:
+        return
+    target = Path(path)
+    if target.is_dir():
+        raise UsageError(f"--json {path}: is a directory; give a file name, e.g. {target / 'results.json'}")
+    blocker = next((p for p in target.parents if p.exists() and not p.is_dir()), None)
+    if blocker is not None:
+        raise UsageError(f"--json {path}: {blocker} is a file, not a directory")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise UsageError(f"--json {path}: cannot create its directory ({e.strerror}: {e.filename})") from None
+    if not os.access(target.parent, os.W_OK):
+        raise UsageError(f"--json {path}: cannot create it ({target.parent} is not writable)")
+
+
 # ----- impls -----------------------------------------------------------------------------------
 
 
@@ -143,13 +165,33 @@ def resolve_impl(problem: P.Problem, spec: str) -> tuple[str, str]:
     if spec.endswith(".py") or os.sep in spec:
         if not path.is_file():
             raise UsageError(f"impl file not found: {spec}")
+        board = popcorn_leaderboard(path)
+        if board is not None and board not in (problem.leaderboard, *problem.extra_leaderboards):
+            raise UsageError(f"{spec} is a submission to {board} (its #!POPCORN leaderboard line), not to "
+                             f"{problem.name}'s {problem.leaderboard}")
         return spec, str(path.resolve())
     file = problem.directory / f"{spec.replace('-', '_')}.py"
     if not file.is_file():
         known = sorted(p.stem.replace("_", "-") for p in problem.directory.glob("*.py")
-                       if p.stem in {"reference", "submission", "bf16_predecoded"})
+                       if p.stem in {"reference", "submission", "bf16_predecoded", "cublas_predecoded"})
         raise UsageError(f"unknown impl {spec!r} for {problem.name} (known: {', '.join(known)}; or give a .py file)")
     return spec, str(file)
+
+
+def popcorn_leaderboard(path: Path) -> str | None:
+    """The leaderboard a file's leading `#!POPCORN leaderboard NAME` line names (None: no such line), read
+    from its leading comment block as the leaderboard's server reads it."""
+    try:
+        lines = path.read_text(errors="replace").splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        if not line.startswith(("#", "//")):
+            break
+        words = line.split()
+        if len(words) >= 3 and words[0] in ("#!POPCORN", "//!POPCORN") and words[1] == "leaderboard":
+            return words[2]
+    return None
 
 
 # ----- running ---------------------------------------------------------------------------------
@@ -171,7 +213,31 @@ def run_impl(problem, impl_name, impl_path, mode, tests, benches, device, data_k
             return {**t, "mode_run": "test"}
     cases = tests if mode == "test" else benches
     r = in_worker(run_mode, problem.name, impl_path, impl_name, mode, cases, device, data_kind, graph)
+    judge_samples(r)
     return {**r, "mode_run": mode}
+
+
+def judge_samples(result: dict) -> None:
+    """Each timed case's statistics, computed here from the worker's raw samples: this process never
+    imports the impl, so nothing the impl did to the worker's statistics reaches a score. The
+    unfinished-work check is redone on the raw lags too. The raw samples are dropped after."""
+    for c in result["cases"]:
+        raw, lags = c.pop("samples_ns", None), c.pop("lags_ns", None)
+        per_sample = c.pop("per_sample_inputs", 1)
+        if raw is None:
+            continue
+        samples = Samples(per_sample, raw, lags or [])
+        try:
+            err, stats = samples.unfinished_error(), samples.stats()
+        except TimingError as e:
+            err, stats = f"timing check: {e}", None
+        if err:
+            c.update(status="fail", error=c["error"] or err, stats=None)
+            continue
+        ordered = sorted(raw)
+        c["stats"] = stats.as_dict()
+        c["spread_us"] = [ordered[len(ordered) // 10] / 1e3, ordered[(9 * len(ordered)) // 10] / 1e3]
+        c["lag_us"] = samples.median_lag_us()
 
 
 def popcorn_lines(result: dict) -> list[str]:
@@ -182,7 +248,7 @@ def popcorn_lines(result: dict) -> list[str]:
     for i, c in enumerate(cases):
         lines.append(f"{kind}.{i}.spec: {P.describe_case(c['case'])}")
         if c["status"] == "pass" and kind == "benchmark":
-            lines += [f"{kind}.{i}.{k}: {v}" for k, v in c["stats"].items()]
+            lines += [f"{kind}.{i}.{k}: {c['stats'][k]}" for k in Stats.LEADERBOARD_KEYS]
         else:
             lines.append(f"{kind}.{i}.status: {c['status']}")
             if c.get("error"):
@@ -269,6 +335,10 @@ def host_legend(results: dict) -> list[str]:
     if any(c.get("host_idle_us") is not None for c in cases):
         lines.append("host idle us: median host time per call with the GPU idle (a synchronize before each call), "
                      "one input repeated / an empty torch op's the same way; ! = more than twice the op's")
+    prepared = [name for name, r in results.items() if r.get("prepare") and r.get("mode_run") == "benchmark"]
+    if prepared:
+        lines.append(f"untimed prepare(data): {', '.join(prepared)} (run after every change of input values, outside "
+                     "the timed region; leaderboard mode never calls it)")
     checks = {name: c["host_check"] for name, r in results.items() for c in r["cases"] if c.get("host_check")}
     if checks:
         lines.append("repeat-call check (shared/cute/host_check.py): "
@@ -276,8 +346,8 @@ def host_legend(results: dict) -> list[str]:
     return lines
 
 
-BENCH_HEAD = ["case", "impl", "mean us", "+-err", "best us", "host us", "host idle us", "graph us", "SOL us",
-              "x SOL", "read-once us", "x read", "read loop us", "x loop"]
+BENCH_HEAD = ["case", "impl", "mean us", "+-err", "best us", "median us", "host us", "host idle us", "graph us",
+              "SOL us", "x SOL", "read-once us", "x read", "read loop us", "x loop"]
 
 
 def table_rows(mode, results: dict, cases: list[dict]) -> tuple[list[str], list[list[str]]]:
@@ -299,7 +369,8 @@ def table_rows(mode, results: dict, cases: list[dict]) -> tuple[list[str], list[
             mean_us = s["mean"] / 1e3
             ratio = lambda x, mean_us=mean_us: f"{mean_us / x:.2f}" if x else "-"  # noqa: E731
             sol_us, read_us, loop_us = c.get("sol_us"), c.get("read_once_us"), c.get("read_once_loop_us")
-            rows.append([spec, name, fmt_us(s["mean"]), fmt_us(s["err"]), fmt_us(s["best"]), fmt_host(c),
+            rows.append([spec, name, fmt_us(s["mean"]), fmt_us(s["err"]), fmt_us(s["best"]), fmt_us(s.get("median")),
+                         fmt_host(c),
                          fmt_host_idle(c), fmt_us(c.get("graph_ns")), f"{sol_us:.2f}" if sol_us else "-", ratio(sol_us),
                          f"{read_us:.2f}" if read_us else "-", ratio(read_us),
                          f"{loop_us:.2f}" if loop_us else "-", ratio(loop_us)])
@@ -422,6 +493,10 @@ def run(args) -> int:
               "(--full: the leaderboard's benchmark shapes)", file=sys.stderr)
     cases = tests if args.mode == "test" else benches
     impls = [resolve_impl(problem, s) for s in args.impl]
+    check_json_path(args.json)
+    if args.graph and device != "cuda":
+        print("note: --graph times CUDA-graph replays: it needs a CUDA device and is ignored on the CPU",
+              file=sys.stderr)
 
     timed = args.mode != "test"
     device_info = None
@@ -438,6 +513,8 @@ def run(args) -> int:
     results, all_lines = {}, []
     for name, path in impls:
         r = run_impl(problem, name, path, args.mode, tests, benches, device, args.data, args.graph)
+        if r.get("bad_case"):
+            raise BadCase(r["error"])
         if r["error"]:
             print(f"error: {r['error']}", file=sys.stderr)
             if len(impls) == 1:
@@ -450,6 +527,9 @@ def run(args) -> int:
                 print(f"FAIL {name} [{P.describe_case(c['case'])}]: {c['error']}", file=sys.stderr)
             elif c.get("graph_error"):
                 print(f"note: {name} [{P.describe_case(c['case'])}]: CUDA graph {c['graph_error']}", file=sys.stderr)
+        if device == "cpu":
+            for line in spread_notes(name, r):
+                print(line, file=sys.stderr)
     emit(all_lines, args.popcorn)
     head = f"{problem.name} --mode {args.mode} --data {args.data} on {device}"
     if device_info and device_info["ceilings"]:
@@ -487,13 +567,32 @@ def annotate(problem, result: dict, cases: list[dict], device_info: dict | None)
         result["score_s"] = geometric_mean([c["stats"]["mean"] / 1e9 for c in result["cases"]])
 
 
+def spread_notes(name: str, result: dict) -> list[str]:
+    """CPU runs: a line per case whose samples spread too wide to compare (p10..p90 over the median)."""
+    notes = []
+    for c in result["cases"]:
+        spread, s = c.get("spread_us"), c.get("stats")
+        if spread and s and s.get("median") and (spread[1] - spread[0]) * 1e3 > CPU_SPREAD_LIMIT * s["median"]:
+            notes.append(f"note: {name} [{P.describe_case(c['case'])}]: samples spread {spread[0]:.0f}.."
+                         f"{spread[1]:.0f} us (p10..p90) around a median of {s['median'] / 1e3:.0f} us: too wide to "
+                         "compare; another process shared the core, rerun on an idle machine")
+    return notes
+
+
+# The unit of every figure in a results file, by key (the leaderboard's statistics are in ns).
+RESULT_UNITS = {"stats": "ns per call (runs: a count)", "graph_ns": "ns per call", "score_s": "s",
+                "*_us": "us", "spread_us": "us (p10, p90 of the samples)", "ceilings.bandwidth_Bps": "bytes/s",
+                "ceilings.flops": "FLOP/s"}
+
+
 def write_json(args, problem, device, results, device_info) -> None:
     doc = {
         "problem": problem.name, "leaderboard": problem.leaderboard, "mode": args.mode, "data": args.data,
+        "units": RESULT_UNITS,
         "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "environment": environment(device),
         "ceilings": device_info["ceilings"] if device_info else None,
-        "impls": {name: {"check": "pass" if passed(r) else "fail", "error": r["error"],
+        "impls": {name: {"check": "pass" if passed(r) else "fail", "error": r["error"], "prepare": r.get("prepare"),
                          "score_s": r.get("score_s"), "cases": r["cases"]} for name, r in results.items()},
     }
     path = Path(args.json)

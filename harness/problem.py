@@ -10,6 +10,7 @@ defines
     ref_kernel(data)                              exact decode + fp32 accumulation, any device
     custom_kernel(data)                           = ref_kernel, so the reference is an impl too
     output_of(data)                               the tensor(s) a submission writes into (c)
+    case_error(**case) -> str | None              the task's rule a case line breaks (K's multiple), if any
     cost(**case) -> (read, written, flops)        the least bytes moved and the FLOPs, for sol.py
 
 Impls (`--impl NAME`) are files that define `custom_kernel(data)` and, optionally, `prepare(data)`

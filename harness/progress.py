@@ -1,4 +1,4 @@
-"""Progress of a long run, on stderr: which case of how many, which impl, time so far.
+"""Progress of a long run, on stderr: which case of how many, which impl, time so far and left.
 
 On a terminal with rich installed: one live line, rewritten in place. Elsewhere (CI logs, pipes, the
 leaderboard runner, which has no rich): a plain line per step. Nothing is shown for runs that end
@@ -34,7 +34,7 @@ class Progress:
         elapsed = time.perf_counter() - self.t0
         if elapsed < QUIET_S and i > 1 and self._live is None:
             return
-        text = f"{self.label}: {i}/{self.total} {what} ({elapsed:.0f} s)"
+        text = f"{self.label}: {i}/{self.total} {what} ({elapsed:.0f} s{eta_text(elapsed, i, self.total)})"
         if self._console is not None:
             if self._live is None:
                 self._live = self._console.status(text)
@@ -48,6 +48,13 @@ class Progress:
         if self._live is not None:
             self._live.stop()
             self._live = None
+
+
+def eta_text(elapsed: float, i: int, total: int) -> str:
+    """', ~N s left' once a step has finished (the steps so far, averaged, times those still to come)."""
+    if i <= 1 or i > total:
+        return ""
+    return f", ~{elapsed / (i - 1) * (total - i + 1):.0f} s left"
 
 
 def run_with_progress(cmd: list[str], label: str, what: str, timeout: float, tick_s: float = 10.0):

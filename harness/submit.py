@@ -338,7 +338,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--kernel", default=None, help="entry module (as for nox -s package)")
     p.add_argument("--leaderboard", default=None, help="leaderboard name (default: the manifest's)")
     p.add_argument("--output", default=None, help="packaged file (default: dist/PROBLEM/submission.py)")
-    p.add_argument("--json", default=None, help="results JSON (default: results/local/PROBLEM-popcorn-MODE-GPU-STAMP.json)")
+    p.add_argument("--json", default=None,
+                   help="results JSON (default: results/local/PROBLEM-popcorn-MODE-GPU-STAMP.json)")
     p.add_argument("--timeout", type=float, default=None, help="seconds to wait for popcorn-cli (default: no limit)")
     p.add_argument("--force", action="store_true", help="send even past the leaderboard's deadline (if it reopened)")
     return p

@@ -9,6 +9,18 @@ more than max_repeats samples.
 The leaderboard's flush allocates 62.5 GiB (gemm, dual, group) or 4 GiB (gemv) of randn; that does
 not fit beside the data on an 80 GB card, so the flush here is capped (FLUSH_CAP_BYTES, still far
 above any L2) and the size used is reported with the results.
+
+Beyond the leaderboard, three things an impl could otherwise use to look faster:
+- Clocks bound at import. The worker imports this module before it loads any impl, and the timing
+  reads the host clock, CUDA events and the device synchronize only through the references taken
+  below: an impl that rebinds time.perf_counter_ns, torch.cuda.Event's methods or torch.cuda.synchronize
+  changes nothing measured (and harness/integrity.py fails it for trying).
+- Work left running. Per sample, after the end event has completed, the whole device is synchronized
+  and the host time that took is kept (`lags_ns`): work on another CUDA queue that the end event does
+  not wait for shows there (Samples.unfinished_error).
+- Persisting L2. Before each sample the persisting-L2 carve-out is set to 0 and persisting lines are
+  reset (cuda-python's runtime), so nothing an impl pinned in L2 survives the flush; a carve-out the
+  impl set is reported (Clock.persisting_l2_error).
 """
 
 from __future__ import annotations
@@ -16,9 +28,23 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 import torch
+
+# ---- bound before any impl is loaded (see the module docstring) --------------------------------------
+_now_ns = time.perf_counter_ns
+_sqrt, _log, _exp, _isfinite = math.sqrt, math.log, math.exp, math.isfinite
+_EventBase = getattr(torch._C, "_CudaEventBase", None)
+_Event = torch.cuda.Event
+_current_stream = torch.cuda.current_stream
+# (a CPU build of torch has the class without its methods)
+_record = getattr(_EventBase, "record", None)
+_elapsed_ms = getattr(_EventBase, "elapsed_time", None)
+_wait_event = getattr(_EventBase, "synchronize", None)
+_device_sync = torch.cuda.synchronize  # replaced below by the C function where torch has CUDA
+if hasattr(torch._C, "_cuda_synchronize"):
+    _device_sync = torch._C._cuda_synchronize
 
 FLUSH_CAP_BYTES = 8 * 1024**3
 WALL_CAP_NS = 120e9
@@ -28,7 +54,8 @@ TARGET_REL_ERR = 1e-3
 
 @dataclass(frozen=True)
 class Stats:
-    """Per-call times in ns, as the leaderboard reports them."""
+    """Per-call times in ns, as the leaderboard reports them; `median` beside them (not a leaderboard
+    key: on a loaded CPU it moves far less than the mean)."""
 
     runs: int
     mean: float
@@ -36,18 +63,34 @@ class Stats:
     err: float
     best: float
     worst: float
+    median: float = 0.0
+
+    LEADERBOARD_KEYS = ("runs", "mean", "std", "err", "best", "worst")
 
     def as_dict(self) -> dict:
         return asdict(self)
+
+    def leaderboard(self) -> dict:
+        """The leaderboard's keys only (its `benchmark.i.<key>` lines)."""
+        return {k: getattr(self, k) for k in self.LEADERBOARD_KEYS}
+
+
+class TimingError(ValueError):
+    """Samples that no honest measurement gives (none, zero, negative, not finite)."""
 
 
 def stats_of(durations_ns: list[float]) -> Stats:
     n = len(durations_ns)
     if n == 0:
-        raise ValueError("stats_of: no samples")
+        raise TimingError("no samples")
+    bad = [d for d in durations_ns if not (_isfinite(d) and d > 0)]
+    if bad:
+        raise TimingError(f"{len(bad)} of {n} samples are not a positive finite time (e.g. {bad[0]!r} ns)")
     mean = sum(durations_ns) / n
-    std = math.sqrt(sum((d - mean) ** 2 for d in durations_ns) / (n - 1)) if n > 1 else 0.0
-    return Stats(n, mean, std, std / math.sqrt(n), min(durations_ns), max(durations_ns))
+    std = _sqrt(sum((d - mean) ** 2 for d in durations_ns) / (n - 1)) if n > 1 else 0.0
+    ordered = sorted(durations_ns)
+    median = ordered[n // 2] if n % 2 else (ordered[n // 2 - 1] + ordered[n // 2]) / 2
+    return Stats(n, mean, std, std / _sqrt(n), ordered[0], ordered[-1], median)
 
 
 def should_stop(durations_ns: list[float], wall_ns: float, max_time_ns: float) -> bool:
@@ -62,58 +105,160 @@ def flush_bytes_for(problem_flush_bytes: int) -> int:
     return min(int(problem_flush_bytes), FLUSH_CAP_BYTES)
 
 
+# A sample whose device ran on past its end event: flagged when the median lag exceeds both this and the
+# median sample itself. A synchronize of an idle device returns within a few us on the H100's host; an
+# impl that leaves its real work on another queue lags by that work's whole time.
+LAG_FLOOR_NS = 25e3
+
+
+@dataclass
+class Samples:
+    """What the loop measured: per sample, the event time per input (ns) and, on CUDA, how long the
+    device stayed busy after the end event had completed (host ns; 0 on the CPU)."""
+
+    per_sample_inputs: int = 1
+    durations_ns: list[float] = field(default_factory=list)
+    lags_ns: list[float] = field(default_factory=list)
+
+    def stats(self) -> Stats:
+        return stats_of(self.durations_ns)
+
+    def median_lag_us(self) -> float | None:
+        return _median(self.lags_ns) / 1e3 if self.lags_ns else None
+
+    def unfinished_error(self) -> str | None:
+        """The unfinished-work check: None, or why the event times cannot be trusted."""
+        if not self.lags_ns:
+            return None
+        lag, sample = _median(self.lags_ns), _median(self.durations_ns) * self.per_sample_inputs
+        if lag > LAG_FLOOR_NS and lag > sample:
+            return (f"{UNFINISHED}: the device stayed busy a median {lag / 1e3:.1f} us after the end event, "
+                    f"longer than the timed sample itself ({sample / 1e3:.1f} us): work the end event does not "
+                    "wait for (another CUDA queue) is not timed")
+        return None
+
+
+UNFINISHED = "unfinished-work check"
+PERSISTING_L2 = "persisting-L2 guard"
+
+
+def _median(xs: list[float]) -> float:
+    ordered = sorted(xs)
+    return ordered[len(ordered) // 2]
+
+
+def _l2_runtime():
+    """cuda-python's runtime calls for the persisting-L2 reset, or (None, why)."""
+    try:
+        from cuda.bindings import runtime as cudart
+    except Exception as e:  # noqa: BLE001 - any import failure means: no reset here
+        return None, f"cuda-python unavailable ({type(e).__name__}: {e})"
+    return cudart, None
+
+
 class Clock:
     """CUDA events on the current CUDA queue, or the CPU's monotonic clock."""
 
     def __init__(self, device: str, flush_bytes: int):
         self.cuda = torch.device(device).type == "cuda"
         self.flush_elems = flush_bytes // 4
+        self.cudart, self.l2_unavailable = _l2_runtime() if self.cuda else (None, None)
+        self.persisting_l2_at_start = self._reset_persisting_l2() if self.cudart is not None else None
 
     def sync(self) -> None:
         if self.cuda:
-            torch.cuda.synchronize()
+            _device_sync()
 
     def flush(self) -> None:
         if self.cuda:  # evict L2 the leaderboard's way: a large randn, then free it
             junk = torch.randn(self.flush_elems, dtype=torch.float32, device="cuda")
             del junk
 
+    def persisting_l2_error(self) -> str | None:
+        """Before a sample: None, or the persisting-L2 guard's message. The clock set the carve-out to 0
+        before any impl was loaded (some machines start with one: 9.8 MB on the lent H100), so a carve-out
+        found now is the impl's: it goes back to 0 and the persisting lines are reset."""
+        if not self.cuda or self.cudart is None:
+            return None
+        carve_out = self._reset_persisting_l2()
+        if carve_out:
+            return (f"{PERSISTING_L2}: a persisting-L2 carve-out of {carve_out} bytes was set "
+                    "(cudaLimitPersistingL2CacheSize): lines kept there survive the L2 flush between samples")
+        return None
+
+    def _reset_persisting_l2(self) -> int:
+        """Returns the carve-out found; where there was one, it goes to 0 and the persisting lines are
+        reset. (With a carve-out of 0 no line can be kept persisting, so there is nothing to reset.)"""
+        rt = self.cudart
+        limit = rt.cudaLimit.cudaLimitPersistingL2CacheSize
+        _, carve_out = rt.cudaDeviceGetLimit(limit)
+        if carve_out:
+            rt.cudaDeviceSetLimit(limit, 0)
+            rt.cudaCtxResetPersistingL2Cache()
+        return carve_out
+
     def time_ns(self, work: Callable[[], object]) -> tuple[float, object]:
         """Elapsed ns of `work()` (the device time between two events on CUDA)."""
+        ns, result, _ = self.time_with_lag_ns(work)
+        return ns, result
+
+    def time_with_lag_ns(self, work: Callable[[], object]) -> tuple[float, object, float]:
+        """(elapsed ns of `work()`, its result, lag ns): on CUDA the event time on the queue current at
+        the start, and the host time from the end event's completion until the whole device is idle."""
         if self.cuda:
-            start = torch.cuda.Event(enable_timing=True)
-            end = torch.cuda.Event(enable_timing=True)
-            start.record()
+            stream = _current_stream()
+            start, end = _Event(enable_timing=True), _Event(enable_timing=True)
+            _record(start, stream)
             result = work()
-            end.record()
-            torch.cuda.synchronize()
-            return start.elapsed_time(end) * 1e6, result
-        t0 = time.perf_counter_ns()
+            _record(end, stream)
+            _wait_event(end)
+            t_end = _now_ns()
+            _device_sync()
+            lag = _now_ns() - t_end
+            return _elapsed_ms(start, end) * 1e6, result, float(lag)
+        t0 = _now_ns()
         result = work()
-        return float(time.perf_counter_ns() - t0), result
+        return float(_now_ns() - t0), result, 0.0
 
 
-def timed_loop(clock: Clock, sample: Callable[[], object], max_repeats: int, max_time_ns: float,
-               after: Callable[[object], str | None] | None = None, per_sample_inputs: int = 1,
-               before: Callable[[], None] | None = None) -> tuple[Stats | None, str | None]:
-    """Run samples until the stopping rule says stop. `before()` runs untimed ahead of each sample
-    (fresh data for rechecks); `after(result)` may return an error message, which aborts the loop."""
-    durations: list[float] = []
-    t_start = time.perf_counter_ns()
+def sample_loop(clock: Clock, sample: Callable[[], object], max_repeats: int, max_time_ns: float,
+                after: Callable[[object], str | None] | None = None, per_sample_inputs: int = 1,
+                before: Callable[[], str | None] | None = None) -> tuple[Samples | None, str | None]:
+    """Run samples until the stopping rule says stop. `before()` runs untimed ahead of each sample (fresh
+    values, resets) and may return an error message; `after(result)` likewise after it (rechecks). An
+    error aborts the loop: (None, message)."""
+    samples = Samples(per_sample_inputs)
+    t_start = _now_ns()
     for _ in range(max_repeats):
         if before is not None:
-            before()
+            err = before()
+            if err:
+                return None, err
         clock.sync()
+        err = clock.persisting_l2_error()
+        if err:
+            return None, err
         clock.flush()
-        ns, result = clock.time_ns(sample)
-        durations.append(ns / per_sample_inputs)
+        ns, result, lag = clock.time_with_lag_ns(sample)
+        samples.durations_ns.append(ns / per_sample_inputs)
+        if clock.cuda:
+            samples.lags_ns.append(lag)
         if after is not None:
             err = after(result)
             if err:
                 return None, err
-        if should_stop(durations, time.perf_counter_ns() - t_start, max_time_ns):
+        if should_stop(samples.durations_ns, _now_ns() - t_start, max_time_ns):
             break
-    return stats_of(durations), None
+    return samples, None
+
+
+def timed_loop(clock: Clock, sample: Callable[[], object], max_repeats: int, max_time_ns: float,
+               after: Callable[[object], str | None] | None = None, per_sample_inputs: int = 1,
+               before: Callable[[], str | None] | None = None) -> tuple[Stats | None, str | None]:
+    """sample_loop, summed up: (Stats, None) or (None, the first error)."""
+    samples, err = sample_loop(clock, sample, max_repeats, max_time_ns, after, per_sample_inputs, before)
+    err = err or samples.unfinished_error()
+    return (None, err) if err else (samples.stats(), None)
 
 
 def single_call_mean_us(call: Callable[[], object], flush_bytes: int, max_repeats: int = 100,
@@ -122,7 +267,9 @@ def single_call_mean_us(call: Callable[[], object], flush_bytes: int, max_repeat
     sample after an L2 flush of `flush_bytes` (capped), until the stopping rule says stop."""
     clock = Clock("cuda", flush_bytes_for(flush_bytes))
     call()
-    stats, _ = timed_loop(clock, call, max_repeats, max_time_ns)
+    stats, err = timed_loop(clock, call, max_repeats, max_time_ns)
+    if err:
+        raise RuntimeError(f"single_call_mean_us: {err}")
     return stats.mean / 1e3
 
 
@@ -137,13 +284,13 @@ def graph_replay_ns(calls: list[Callable[[], object]], reps: int = 20,
     try:
         for call in calls:  # compile and warm up outside the capture
             call()
-        torch.cuda.synchronize()
+        _device_sync()
         graph = torch.cuda.CUDAGraph()
         with torch.cuda.graph(graph):
             outputs = [call() for call in calls]
-        torch.cuda.synchronize()
+        _device_sync()
     except Exception as e:  # noqa: BLE001 - a capture failure is a result, not a crash
-        torch.cuda.synchronize()
+        _device_sync()
         return None, f"not capturable: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
     # A kernel launched on another CUDA queue than torch's current one runs at capture time and is
     # not in the graph: the replay would time nothing. Poison the outputs and check the replay writes.
@@ -152,7 +299,7 @@ def graph_replay_ns(calls: list[Callable[[], object]], reps: int = 20,
     for t in written:
         t.fill_(float("nan"))
     graph.replay()
-    torch.cuda.synchronize()
+    _device_sync()
     if not written or any(bool(torch.isnan(t).any()) for t in written):
         return None, "not captured: the impl's kernels run outside torch's current CUDA queue"
     err = check(outputs) if check else None
@@ -185,12 +332,12 @@ def host_us_per_call(calls: list[Callable[[], object]], n: int = 100, warm: int 
     it waited). Returns (median, gpu_stayed_busy): False means the spin ended before the last call
     returned, so a call that waits for the GPU may have been counted; the spin is then made 4x
     longer and the measurement repeated, up to twice."""
-    torch.cuda.synchronize()
-    t0 = time.perf_counter_ns()
+    _device_sync()
+    t0 = _now_ns()
     for i in range(3):
         calls[i % len(calls)]()
-    rough_ms = (time.perf_counter_ns() - t0) / 3e6
-    torch.cuda.synchronize()
+    rough_ms = (_now_ns() - t0) / 3e6
+    _device_sync()
     spin_ms = min(max(20.0, 3 * (n + warm) * rough_ms), 2000.0)
     for _ in range(3):
         torch.cuda._sleep(int(spin_ms * _sleep_cycles_per_ms()))
@@ -199,11 +346,11 @@ def host_us_per_call(calls: list[Callable[[], object]], n: int = 100, warm: int 
         times = []
         for i in range(warm + n):
             call = calls[i % len(calls)]
-            t = time.perf_counter_ns()
+            t = _now_ns()
             call()
-            times.append(time.perf_counter_ns() - t)
+            times.append(_now_ns() - t)
         busy = not spun.query()
-        torch.cuda.synchronize()
+        _device_sync()
         if busy or spin_ms >= 2000.0:
             break
         spin_ms = min(4 * spin_ms, 2000.0)
@@ -212,12 +359,19 @@ def host_us_per_call(calls: list[Callable[[], object]], n: int = 100, warm: int 
 
 
 def geometric_mean(values: list[float]) -> float:
-    return math.exp(sum(math.log(v) for v in values) / len(values))
+    """exp(mean(log v)): no product that could underflow to 0 however many small values come; a value
+    that is not positive and finite has no place in a score (TimingError)."""
+    if not values:
+        raise TimingError("a geometric mean of no values")
+    bad = [v for v in values if not (_isfinite(v) and v > 0)]
+    if bad:
+        raise TimingError(f"a score over a non-positive or non-finite time: {bad[0]!r}")
+    return _exp(sum(_log(v) for v in values) / len(values))
 
 
 def host_idle_us(calls: list[Callable[[], object]], n: int = 50, warm: int = 5,
-                 sync: Callable[[], object] = torch.cuda.synchronize,
-                 clock: Callable[[], int] = time.perf_counter_ns) -> float:
+                 sync: Callable[[], object] = _device_sync,
+                 clock: Callable[[], int] = _now_ns) -> float:
     """Median host microseconds until a call returns when the GPU is idle: `sync()` before every call,
     so nothing is queued ahead of it, as for a caller that synchronizes between calls (a layer-by-layer
     loop, a latency benchmark). host_us_per_call keeps the GPU busy instead, and the two differ: a

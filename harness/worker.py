@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import importlib.util
+import os
 import sys
 import traceback
 import types
@@ -20,10 +21,15 @@ from harness import check as chk
 from harness import guards as G
 from harness import problem as P
 from harness import timing as T
+from harness.fresh_values import SET_SEED_STRIDE, SETS, ValueSets
+from harness.integrity import REBINDING, Snapshot
 from harness.progress import Progress
 
 CPU_MAX_TIME_NS = 2e9  # wall clock per case on the CPU (benchmark mode's GPU budget is 10 s)
 CPU_WARMUP_NS = 1e8  # wall clock of the warm-up of each case on the CPU
+# Benchmark mode rechecks the outputs of one of the first three samples and this share of the rest
+# (leaderboard mode rechecks every sample): an impl cannot know which samples are looked at.
+BENCH_RECHECK_SHARE = 0.1
 
 
 def cpu_knobs(knobs: dict, inputs_per_sample: int) -> dict:
@@ -100,14 +106,17 @@ class Runner:
         self.problem = P.load_problem(problem_name)
         self.ref = self.problem.reference
         self.impl_name = impl_name
+        self.device = device
+        self.gen = self.ref.generate_stress_input if data_kind == "stress" else self.ref.generate_input
+        # Before the impl is loaded: the clock (and its persisting-L2 reset) and the record of all that
+        # the timing and the checks rely on (harness/integrity.py), so that the impl changes neither.
+        self.clock = T.Clock(device, T.flush_bytes_for(self.problem.timing["flush_bytes"]))
+        self.relied_on = Snapshot(problem_name)
         self.module = load_impl(impl_path, impl_name)
         # A leaderboard bundle launches on the default CUDA queue, where the runner calls it
         # (shared/cute/launch_queue_default.py); the repository's code launches on the current one.
         self.bundle = hasattr(self.module, "_BUNDLE")
         self.prepare = getattr(self.module, "prepare", None)
-        self.device = device
-        self.gen = self.ref.generate_stress_input if data_kind == "stress" else self.ref.generate_input
-        self.clock = T.Clock(device, T.flush_bytes_for(self.problem.timing["flush_bytes"]))
         self.premise_checked = not (self.bundle and self.clock.cuda)
         self.graph = graph and self.clock.cuda
 
@@ -143,12 +152,9 @@ class Runner:
             ok, msg = chk.check_tensor(out, expected, self.problem.rtol, self.problem.atol)
         return None if ok else msg
 
-    def run_and_check(self, data) -> str | None:
-        """The leaderboard's test step: run on a clone, compare with the reference on the original."""
-        return self.check_on_clone(data)[0]
-
     def check_on_clone(self, data):
-        """run_and_check's step; returns (error or None, the reference output on `data`)."""
+        """The leaderboard's test step: run on a clone, compare with the reference on the original.
+        Returns (error or None, the reference output on `data`)."""
         out, err = self.call(clone_data(data))
         self.clock.sync()
         if err:
@@ -202,9 +208,10 @@ class Runner:
             err, expected = self.check_on_clone(data)
             if not err:
                 err = self.guard_case(case, untouched, expected)
+            err = err or self.rebinding_error()
             results.append({"case": case, "status": "fail" if err else "pass", "error": err})
-            if err and "custom_kernel raised" in err:
-                break  # the CUDA context may be unusable after a kernel fault
+            if err and ("custom_kernel raised" in err or REBINDING in err):
+                break  # the CUDA context may be unusable after a kernel fault; a rebinding taints the rest
         progress.done()
         return results
 
@@ -216,24 +223,117 @@ class Runner:
         results = []
         progress = Progress(f"{self.problem.name} {'leaderboard' if leaderboard else 'benchmark'} {self.impl_name}",
                             len(cases))
-        if not warm_all:
-            self.bench_case(self.problem.tests[0], False, knobs["warmup_max_repeats"], knobs["warmup_max_time_ns"])
+        if not warm_all:  # the leaderboard's one warm-up, on the first test case
+            _, err = self.time_case(self.problem.tests[0], False, knobs, timed=False)
+            if err:
+                progress.done()
+                return [{"case": cases[0], "status": "fail", "stats": None,
+                         "error": f"{err} (in the warm-up on the first test case)"}]
         for i, case in enumerate(cases):
             progress.step(i + 1, P.describe_case(case))
-            if warm_all:
-                self.bench_case(case, False, knobs["warmup_max_repeats"], knobs["warmup_max_time_ns"])
-            stats, err = self.bench_case(case, leaderboard, knobs["max_repeats"], knobs["max_time_ns"])
-            result = {"case": case, "status": "fail" if err else "pass", "error": err,
-                      "stats": stats.as_dict() if stats else None}
+            samples, err = self.time_case(case, leaderboard, knobs, warm=warm_all)
+            err = err or self.rebinding_error()
+            result = {"case": case, "status": "fail" if err else "pass", "error": err, "stats": None}
+            if samples is not None:
+                result.update(samples_ns=samples.durations_ns, lags_ns=samples.lags_ns,
+                              per_sample_inputs=samples.per_sample_inputs, stats=samples.stats().as_dict())
             if self.graph and not err:
                 result["graph_ns"], result["graph_error"] = self.graph_case(case)
             if self.clock.cuda and not leaderboard and not err:
-                result.update(self.host_case(case, stats.mean / 1e3))
+                result.update(self.host_case(case, samples.stats().mean / 1e3))
             results.append(result)
-            if err and leaderboard:
-                break  # the leaderboard stops at the first failing case
+            if err and (leaderboard or REBINDING in err):
+                break  # the leaderboard stops at the first failing case; a rebinding taints every later one
         progress.done()
         return results
+
+    def rebinding_error(self) -> str | None:
+        return self.relied_on.error()
+
+    def inputs_of_case(self, case: dict) -> list:
+        """The sample's input tuples: the case itself for one input per sample (eval.py), else seeds
+        +42, +84, ... (eval_better_bench)."""
+        n = self.problem.inputs_per_sample
+        if n == 1:
+            return [self.generate(dict(case))]
+        return [self.generate({**case, "seed": case["seed"] + 42 * (i + 1)}) for i in range(n)]
+
+    def value_sets(self, case: dict, datas: list, expected: list) -> ValueSets:
+        """datas' value sets (harness/fresh_values.py): each input's own, and SETS - 1 more drawn with
+        other seeds, each with its reference computed once."""
+        n = len(datas)
+        seeds = [case["seed"]] if n == 1 else [case["seed"] + 42 * (i + 1) for i in range(n)]
+        others = []
+        for seed in seeds:
+            extra = []
+            for j in range(1, SETS):
+                data = self.generate({**case, "seed": seed + j * SET_SEED_STRIDE})
+                extra.append((data, self.expected(clone_data(data))))
+            others.append(extra)
+        return ValueSets(datas, self.ref.output_of, expected, others)
+
+    def time_case(self, case: dict, leaderboard: bool, knobs: dict, warm: bool = False, timed: bool = True):
+        """(Samples, None) or (None, error): the case's inputs checked on clones (the leaderboard's
+        correctness step), their value sets built, in leaderboard mode the own-call pass, an optional
+        warm-up loop, then the timed loop. Before each sample every input gets another value set in
+        place (and, in benchmark mode, the impl's untimed prepare); after it the outputs are rechecked:
+        all of every sample in leaderboard mode, those of random samples (at least one among the first
+        three) in benchmark mode. timed=False: the warm-up loop only."""
+        datas = self.inputs_of_case(case)
+        expected = []
+        for d in datas:
+            err, want = self.check_on_clone(d)
+            if err:
+                return None, err
+            expected.append(clone_data(want))  # the reference wrote it into d's own C, which the impl writes next
+        values = self.value_sets(case, datas, expected)
+        if leaderboard and len(datas) > 1:
+            err = values.own_call_error(self.call, self.compare, self.clock.sync)
+            if err:
+                return None, err
+        # The leaderboard has no prepare hook: leaderboard mode never calls it (what it did untimed, the
+        # timed call must do); benchmark mode calls it after every change of values, untimed.
+        prepare = None if leaderboard else self.prepare
+        rng = values.rng
+        state = {"sample": 0, "forced": 0}
+
+        def before():
+            values.next_sample()
+            if prepare:
+                for d in datas:
+                    prepare(d)
+            return None
+
+        def sample():
+            outs = []
+            for d in datas:
+                out, err = self.call(d)
+                if err:
+                    return None, err
+                outs.append(out)
+            return outs, None
+
+        def after(result):
+            outs, err = result
+            index = state["sample"]
+            state["sample"] += 1
+            if err:
+                return err
+            if leaderboard or index == state["forced"] or rng.random() < BENCH_RECHECK_SHARE:
+                return values.recheck_error(outs, self.compare, index)
+            return None
+
+        n = len(datas)
+        loops = ([(knobs["warmup_max_repeats"], knobs["warmup_max_time_ns"])] if warm or not timed else [])
+        loops += [(knobs["max_repeats"], knobs["max_time_ns"])] if timed else []
+        samples = None
+        for max_repeats, max_time_ns in loops:
+            state.update(sample=0, forced=rng.randrange(3))
+            samples, err = T.sample_loop(self.clock, sample, max_repeats, max_time_ns, after, n, before)
+            err = err or (samples.unfinished_error() if samples else None)
+            if err:
+                return None, err
+        return samples, None
 
     def graph_case(self, case: dict):
         """CUDA-graph replay time of the impl over rotating inputs (enough that they exceed L2 x 4)."""
@@ -292,93 +392,52 @@ class Runner:
         return {"host_idle_us": T.host_idle_us([call], sync=self.clock.sync),
                 "host_idle_empty_us": T.host_idle_us([empty_op], sync=self.clock.sync)}
 
-    def bench_case(self, case: dict, recheck: bool, max_repeats: int, max_time_ns: float):
-        n = self.problem.inputs_per_sample
-        if n == 1:
-            return self._bench_single(dict(case), recheck, max_repeats, max_time_ns)
-        return self._bench_batch(case, n, recheck, max_repeats, max_time_ns)
-
-    def _bench_single(self, case, recheck, max_repeats, max_time_ns):
-        """eval.py: one call per sample; with recheck, fresh data (seed + 13) every sample."""
-        state = {"data": self.generate(case)}
-        err = self.run_and_check(state["data"])
-        if err:
-            return None, err
-
-        def before():
-            if recheck:
-                case["seed"] += 13
-                state["data"] = self.generate(case)
-                state["copy"] = clone_data(state["data"])
-            if self.prepare:
-                self.prepare(state["data"])
-
-        def sample():
-            return self.call(state["data"])
-
-        def after(result):
-            out, err = result
-            if err:
-                return err
-            return self.compare(out, self.expected(state["copy"])) if recheck else None
-
-        return T.timed_loop(self.clock, sample, max_repeats, max_time_ns, after, 1, before)
-
-    def _bench_batch(self, case, n, recheck, max_repeats, max_time_ns):
-        """eval_better_bench: n inputs (seeds +42 each), all checked first, then timed back to back.
-        Rechecks compare against the references computed once (the reference is deterministic)."""
-        datas = []
-        for i in range(n):
-            c = dict(case)
-            c["seed"] = case["seed"] + 42 * (i + 1)
-            datas.append(self.generate(c))
-        expected = []
-        for d in datas:
-            out, err = self.call(clone_data(d))
-            if err:
-                return None, err
-            want = self.expected(clone_data(d))
-            err = self.compare(out, want)
-            if err:
-                return None, err
-            expected.append(want)
-        if self.prepare:
-            for d in datas:
-                self.prepare(d)
-
-        def sample():
-            outs = []
-            for d in datas:
-                out, err = self.call(d)
-                if err:
-                    return None, err
-                outs.append(out)
-            return outs, None
-
-        def after(result):
-            outs, err = result
-            if err:
-                return err
-            if recheck:
-                for out, want in zip(outs, expected):
-                    err = self.compare(out, want)
-                    if err:
-                        return err
-            return None
-
-        return T.timed_loop(self.clock, sample, max_repeats, max_time_ns, after, n)
-
 
 def run_mode(problem_name: str, impl_path: str, impl_name: str, mode: str, cases: list[dict],
              device: str, data_kind: str, graph: bool = False) -> dict:
     """Entry point of the spawned worker. Returns {"error": str|None, "cases": [...]}."""
+    if device == "cpu" and mode != "test":
+        torch.set_num_threads(1)  # CPU timings: one thread, so that another process cannot halve an impl's cores
+    problem = P.load_problem(problem_name)
+    too_big = fits_error(problem, cases, device)
+    if too_big:
+        return {"error": too_big, "bad_case": True, "cases": []}
     try:
         runner = Runner(problem_name, impl_path, impl_name, device, data_kind, graph)
     except ImplError as e:
         return {"error": str(e), "cases": []}
-    if mode == "test":
-        return {"error": None, "cases": runner.test(cases)}
-    return {"error": None, "cases": runner.benchmark(cases, leaderboard=(mode == "leaderboard"))}
+    prepared = runner.prepare is not None
+    try:
+        if mode == "test":
+            return {"error": None, "cases": runner.test(cases), "prepare": prepared}
+        return {"error": None, "cases": runner.benchmark(cases, leaderboard=(mode == "leaderboard")),
+                "prepare": prepared}
+    except (torch.OutOfMemoryError, MemoryError) as e:
+        return {"error": f"{problem_name}: a case ran out of {device} memory: {str(e).splitlines()[0]}",
+                "bad_case": True, "cases": []}
+
+
+# What one input costs in memory, as a multiple of the bytes it reads and writes: its value sets
+# (harness/fresh_values.py), the buffer itself and the clones of the correctness check.
+COPIES_PER_INPUT = 6
+
+
+def fits_error(problem: P.Problem, cases: list[dict], device: str) -> str | None:
+    """Why a case's inputs cannot fit this device's free memory (a bad case line, said before anything
+    is generated rather than as an allocator's traceback), or None."""
+    try:
+        free = torch.cuda.mem_get_info()[0] if device == "cuda" else (
+            os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
+    except (ValueError, OSError, AttributeError, RuntimeError):
+        return None
+    for case in cases:
+        read, written, _ = problem.reference.cost(**case)
+        need = (read + written) * problem.inputs_per_sample * COPIES_PER_INPUT
+        if need > free:
+            return (f"{problem.name} case {P.describe_case(case)} needs about {need / 2**30:.1f} GiB of {device} "
+                    f"memory ({problem.inputs_per_sample} inputs and their value sets); "
+                    f"{free / 2**30:.1f} GiB are free")
+    return None
 
 
 def measure_device(read_bytes: list[int], flush_bytes: int = 0) -> dict:

@@ -2,8 +2,10 @@
 submissions. Free of I/O and of CuTe DSL, so that the packager can inline it into a single file.
 
 A tuple is (a, b_1..b_nb, sfa, sfb_1..sfb_nb, sfa_permuted, sfb_1_permuted.., c): gemv and gemm have
-one B (named b), the dual GEMM two (b1, b2). Values may be float4_e2m1fn_x2 or their uint8 bytes,
-scales float8_e4m3fn or uint8; every tensor is 3-D [rows, cols, L] (the permuted scales aside).
+one B (named b), the dual GEMM two (b1, b2). Values may be float4_e2m1fn_x2 or their uint8 bytes;
+scales, plain and permuted, must be float8_e4m3fn: a scale tensor of another dtype (a uint8 view, say)
+is refused rather than read as E4M3 bytes by one path and as integers by another. Every tensor is
+3-D [rows, cols, L] (the permuted scales aside).
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 import torch
 
 FP4 = (torch.float4_e2m1fn_x2, torch.uint8)
-E4M3 = (torch.float8_e4m3fn, torch.uint8)
+E4M3 = (torch.float8_e4m3fn,)
 FP16 = (torch.float16,)
 
 
@@ -24,7 +26,8 @@ def check_block_scaled(problem: str, data, n_b: int, c_cols: int | None = None,
                        one_device: bool = True) -> tuple[int, int, int, int]:
     """Raise TypeError / ValueError naming the tensor, what was expected and what came; else return
     (M, N, K, L) with N the rows of each B and K the logical (unpacked) K. c must be [M, c_cols or N, L].
-    The permuted scales are not inspected here (the kernels that read them check their layout)."""
+    Of the permuted scales only the dtype is checked here (the kernels that read them check their
+    layout); None stands for a permuted scale nobody reads (group GEMM's plain pairs)."""
     names = tuple_names(n_b)
     if not isinstance(data, tuple | list) or len(data) != len(names):
         got = f"{type(data).__name__} of length {len(data)}" if hasattr(data, "__len__") else type(data).__name__
@@ -40,6 +43,11 @@ def check_block_scaled(problem: str, data, n_b: int, c_cols: int | None = None,
             raise TypeError(f"{problem}: {name} must have dtype {' or '.join(map(str, ok))}, got {x.dtype}")
         if x.dim() != 3:
             raise ValueError(f"{problem}: {name} must be 3-D, got shape {tuple(x.shape)}")
+    for name in (n for n in names if n.endswith("_permuted")):
+        x = t[name]
+        if x is not None and (not isinstance(x, torch.Tensor) or x.dtype not in E4M3):
+            got = x.dtype if isinstance(x, torch.Tensor) else type(x).__name__
+            raise TypeError(f"{problem}: {name} must have dtype {E4M3[0]}, got {got}")
     m, half_k, l = t["a"].shape
     n, k = t[bs[0]].shape[0], 2 * half_k
     if k % 16:
@@ -70,8 +78,10 @@ def check_grouped(problem: str, data) -> list[tuple[int, int, int, int]]:
                          f"need one entry per group, got {len(abc)}, {len(sf)}, {len(reordered)}, {len(sizes)}")
     if not sizes:
         raise ValueError(f"{problem}: expected at least one group, got an empty group list")
-    for g, ((a, b, c), (sfa, sfb), size) in enumerate(zip(abc, sf, sizes)):
-        got = check_block_scaled(f"{problem} group {g}", (a, b, sfa, sfb, None, None, c), n_b=1, one_device=False)
+    for g, ((a, b, c), (sfa, sfb), pair, size) in enumerate(zip(abc, sf, reordered, sizes)):
+        # a malformed reordered pair is the kernels' to name (shared/cute/host.check_group)
+        sfa_r, sfb_r = pair if isinstance(pair, tuple | list) and len(pair) == 2 else (None, None)
+        got = check_block_scaled(f"{problem} group {g}", (a, b, sfa, sfb, sfa_r, sfb_r, c), n_b=1, one_device=False)
         if tuple(size) != got:
             raise ValueError(f"{problem}: group {g} tensors have (M, N, K, L) = {got}, "
                              f"problem_sizes says {tuple(size)}")

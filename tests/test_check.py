@@ -19,7 +19,8 @@ def test_pass_and_tolerance_edge():
 
 def test_size_nan_inf_and_print_limit():
     want = torch.zeros(4, 4, dtype=H)
-    assert C.check_tensor(torch.zeros(4, 3, dtype=H), want, 1e-3, 1e-3)[1].endswith("SIZE MISMATCH")
+    assert C.check_tensor(torch.zeros(4, 3, dtype=H), want, 1e-3, 1e-3)[1].endswith(
+        f"SIZE MISMATCH: got (4, 3), expected {tuple(want.shape)}")
     got = want.clone()
     got[0, 0] = float("nan")
     assert "ERROR AT (0, 0): nan 0.0" in C.check_tensor(got, want, 1e-3, 1e-3)[1]

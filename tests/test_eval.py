@@ -39,7 +39,7 @@ def test_reference_and_peer_pass_the_manifest_tests(problem):
     ("gemv_last_row_unwritten.py", "Number of mismatched elements: 1 ERROR AT (127, 0, 0): nan"),
     ("raises.py", "custom_kernel raised RuntimeError: kernel exploded on purpose (at raises.py:"),
     ("wrong_dtype.py", "output dtype is torch.float32, expected torch.float16"),
-    ("wrong_shape.py", "SIZE MISMATCH"),
+    ("wrong_shape.py", "SIZE MISMATCH: got (128, 1), expected (128, 1, 1)"),
 ])
 def test_wrong_impls_fail_stress_data_with_a_clear_line(impl, needle):
     r = run_eval("gemv", "--mode", "test", "--data", "stress", "--device", "cpu", "--impl", str(IMPLS / impl),
@@ -74,6 +74,18 @@ def test_low_nibble_bug_passes_leaderboard_data_but_not_stress():
      "m must be a list of integers like [128, 256], got 128"),
     (["group_gemm", "--case", "m: [128]; n: [128, 256]; k: [256, 256]; g: 2; seed: 1"], E.EXIT_BAD_CASE,
      "the lists and g must agree on the number of groups, got m: 1, n: 2, k: 2, g: 2"),
+    # the task's own rules are case-line errors (113), not an impl's failure (112)
+    (["gemv", "--case", "m: 128; k: 100; l: 1; seed: 1"], E.EXIT_BAD_CASE,
+     "k must be a positive multiple of 64 (the task's rule), got 100"),
+    (["group_gemm", "--case", "m: [128]; n: [128]; k: [384]; g: 1; seed: 1"], E.EXIT_BAD_CASE,
+     "every k must be a positive multiple of 256 (the task's rule), got 384 in [384]"),
+    # a case whose inputs cannot fit: one line before anything is generated
+    (["gemm", "--mode", "benchmark", "--device", "cpu", "--case", "m: 65536; n: 65536; k: 65536; l: 8; seed: 1"],
+     E.EXIT_BAD_CASE, "GiB of cpu memory (50 inputs and their value sets)"),
+    (["gemv", "--device", "cpu", "--case", SMALL["gemv"], "--json", "/tmp"], E.EXIT_USAGE,
+     "error: --json /tmp: is a directory; give a file name"),
+    (["gemv", "--device", "cpu", "--case", SMALL["gemv"], "--json", "README.md/r.json"], E.EXIT_USAGE,
+     "error: --json README.md/r.json: README.md is a file, not a directory"),
 ])
 def test_bad_input_gives_one_line(args, code, needle):
     r = run_eval(*args)
@@ -118,9 +130,34 @@ def test_people_get_a_table_and_the_protocol_stays_off_stdout():
     assert "check:" not in r.stdout and "benchmark.0.mean" not in r.stdout
     assert "mean us" in r.stdout and "geomean (score)" in r.stdout and "bf16-predecoded: pass (2/2 cases)" in r.stdout
     assert "small cpu cases" in r.stderr
-    assert "compare impls by best us" in r.stderr  # which figure to trust on a CPU
+    assert "compare impls by median us" in r.stderr  # which figure to trust on a CPU
     for case in E.P.load_problem("gemv").cpu_cases:
         assert E.P.describe_case(case) in r.stdout
+
+
+def test_a_packaged_file_for_another_problem_is_named_by_its_header(tmp_path):
+    """`--impl dist/gemm/submission.py` against gemv: its #!POPCORN line says which leaderboard it is for."""
+    packaged = tmp_path / "submission.py"
+    packaged.write_text("#!POPCORN leaderboard nvfp4_gemm\n#!POPCORN gpu NVIDIA\n\n"
+                        "def custom_kernel(data):\n    return data\n")
+    r = run_eval("gemv", "--device", "cpu", "--impl", str(packaged), "--case", SMALL["gemv"])
+    assert r.returncode == E.EXIT_USAGE
+    assert r.stderr.strip() == (f"error: {packaged} is a submission to nvfp4_gemm (its #!POPCORN leaderboard line), "
+                                "not to gemv's nvfp4_gemv")
+
+
+def test_graph_on_the_cpu_says_it_is_ignored():
+    r = run_eval("gemv", "--mode", "benchmark", "--device", "cpu", "--impl", "reference", "--case", SMALL["gemv"],
+                 "--graph")
+    assert r.returncode == 0, r.stderr
+    assert "note: --graph times CUDA-graph replays: it needs a CUDA device and is ignored on the CPU" in r.stderr
+
+
+def test_every_submission_imports_alone():
+    """Real callers import a submission by itself: no leaderboard `task` module beside it."""
+    code = "; ".join(f"import problems.{p}.submission" for p in E.P.PROBLEM_NAMES)
+    r = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
 
 
 def test_case_parser_and_secret_seed():

@@ -89,3 +89,33 @@ def test_cpu_benchmark_of_a_batched_problem_keeps_to_its_wall_clock_budget():
     timed_ns = s["runs"] * s["mean"] * n
     # the budget and the sample that crossed it, or the stopping rule's three samples on a slow machine
     assert timed_ns <= max(W.CPU_MAX_TIME_NS + s["worst"] * n, 3 * s["worst"] * n), s
+
+
+# ----- what an impl cannot reach: the clocks bound at import, the score's arithmetic ---------------------
+
+
+def test_a_patched_clock_cannot_change_a_measured_time(monkeypatch):
+    """harness/timing.py took its clock before any impl: rebinding time.perf_counter_ns after import (as
+    tests/impls/cheat_patches_clock.py does) leaves the measured sample as long as it really was."""
+    import time
+
+    real = time.perf_counter_ns
+    monkeypatch.setattr(time, "perf_counter_ns", lambda: real() // 200)
+    samples, err = T.sample_loop(T.Clock("cpu", 0), lambda: time.sleep(0.02), max_repeats=3, max_time_ns=1e12)
+    assert err is None and min(samples.durations_ns) >= 0.02e9
+
+
+def test_the_score_neither_underflows_nor_takes_a_zero():
+    assert T.geometric_mean([1e-6] * 400) == pytest.approx(1e-6)  # the product form gives 0.0
+    for bad in ([0.0, 1e-5], [1e-5, float("nan")], [-1e-5]):
+        with pytest.raises(T.TimingError):
+            T.geometric_mean(bad)
+    with pytest.raises(T.TimingError):
+        T.stats_of([10.0, 0.0])
+
+
+def test_work_left_past_the_end_event_is_flagged():
+    honest = T.Samples(50, [20e3] * 5, [4e3] * 5)  # 50 calls of 20 us; the device idle 4 us after the end
+    assert honest.unfinished_error() is None
+    hidden = T.Samples(50, [0.5e3] * 5, [900e3] * 5)  # the events saw 25 us; the device ran 900 us more
+    assert hidden.unfinished_error().startswith(f"{T.UNFINISHED}: the device stayed busy a median 900.0 us")

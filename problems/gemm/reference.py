@@ -52,6 +52,13 @@ def output_of(data):
     return data[-1]
 
 
+def case_error(m: int, n: int, k: int, l: int, **_) -> str | None:
+    """The problem's rule a case line must keep (the task file: "K divisible by 256"), or None."""
+    if k <= 0 or k % 256:
+        return f"k must be a positive multiple of 256 (the task's rule), got {k}"
+    return None
+
+
 def cost(m: int, n: int, k: int, l: int, **_):
     """(bytes read, bytes written, FLOPs)."""
     return l * (m + n) * (k // 2 + k // 16), 2 * m * n * l, 2 * m * n * k * l

@@ -56,6 +56,13 @@ def output_of(data):
     return data[-1]
 
 
+def case_error(m: int, k: int, l: int, **_) -> str | None:
+    """The problem's rule a case line must keep (the task file: "K divisible by 64"), or None."""
+    if k <= 0 or k % 64:
+        return f"k must be a positive multiple of 64 (the task's rule), got {k}"
+    return None
+
+
 def cost(m: int, k: int, l: int, **_):
     """(bytes read, bytes written, FLOPs): A + SFA + the vector and its scales in, c out."""
     return l * (m * k // 2 + m * k // 16 + k // 2 + k // 16), 2 * m * l, 2 * m * k * l

@@ -64,6 +64,15 @@ def output_of(data):
     return [c for _, _, c in data[0]]
 
 
+def case_error(m, n, k, g: int, **_) -> str | None:
+    """The problem's rule a case line must keep (the task file: every group's "K divisible by 256"), or
+    None."""
+    bad = [x for x in k if x <= 0 or x % 256]
+    if bad:
+        return f"every k must be a positive multiple of 256 (the task's rule), got {bad[0]} in {list(k)}"
+    return None
+
+
 def cost(m, n, k, g: int, **_):
     """(bytes read, bytes written, FLOPs) summed over the groups."""
     groups = list(zip(m, n, k))

@@ -20,8 +20,6 @@ kernel's group tables on the GPU and binds the launch; a repeat call costs one C
 that the tuple, its lists and the kernel's tensors are unchanged.
 """
 
-from task import input_t, output_t
-
 from problems.group_gemm.reference import ref_kernel as portable  # exact decode, fp32, into c
 from shared.dispatch import Dispatch
 from shared.inputs import check_grouped
@@ -81,5 +79,7 @@ _dispatch = Dispatch(
 )
 
 
-def custom_kernel(data: input_t) -> output_t:
+def custom_kernel(data):
+    # No `from task import input_t, output_t` here: task.py exists only beside the leaderboard's
+    # runner, and real callers import this module alone.
     return _dispatch(data)

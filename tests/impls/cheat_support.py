@@ -15,3 +15,10 @@ def reference_for(data):
     else:
         name = "gemm"
     return importlib.import_module(f"problems.{name}.reference")
+
+
+def tensors(data) -> list:
+    """Every tensor of a (nested) input tuple, in order."""
+    if isinstance(data, list | tuple):
+        return [t for x in data for t in tensors(x)]
+    return [data] if hasattr(data, "data_ptr") else []
