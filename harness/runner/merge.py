@@ -22,6 +22,7 @@ from harness.runner.errors import EXIT_TIMEOUT
 from harness.runner.outcomes import Collected
 from harness.runner.plan import Plan
 
+MERGED_IMPL_KEYS = ("check", "error", "score_s", "cases")  # an impl's keys computed over every job's cases
 SKIP_REASON = re.compile(r"^SKIPPED \[\d+\] \S+?:\d+: (.*?)\s*$", re.M)  # pytest -ra's short summary
 PYTEST_SUMMARY = re.compile(r"^=*\s*(\d+ (?:passed|failed|skipped|error|deselected|xfailed|xpassed).*?)\s*=*$", re.M)
 
@@ -88,6 +89,9 @@ def merge_bench(plan: Plan, got: Collected, prov: Provenance, sol_b200_us: list 
     for job_index, doc in docs:
         for name, r in doc.get("impls", {}).items():
             merged = impls.setdefault(name, {"check": "pass", "error": None, "score_s": None, "cases": []})
+            for key, value in r.items():  # what the evaluator records per impl beyond these (e.g. "prepare")
+                if key not in MERGED_IMPL_KEYS:
+                    merged.setdefault(key, value)
             for c in r.get("cases", []):
                 if sol_b200_us and job_index < len(sol_b200_us):
                     c["sol_b200_us"] = sol_b200_us[job_index]  # the manifest's case, timed alone
@@ -149,7 +153,7 @@ def skipped_for_another_gpu(reason: str) -> bool:
     return re.fullmatch(r"needs a \w+ sm_\d+ GPU \(have \(\d+, \d+\)\)", reason) is not None
 
 
-def test_file_verdict(rc: int | None, tail: str) -> str | None:
+def gpu_test_file_failure(rc: int | None, tail: str) -> str | None:
     """None when a GPU test file passed; else why not. Exit 5 (nothing selected) passes: a file whose GPU
     tests are all for another GPU. A file in which every test was skipped passes only where each skip
     names another architecture: a skip because CUDA was not usable in the container is a failure."""
@@ -174,7 +178,7 @@ def merge_tests(plan: Plan, got: Collected, prov: Provenance) -> dict:
         found = PYTEST_SUMMARY.findall(r.get("tail", ""))
         files.append({"file": job.argv[job.argv.index("gpu or sm90 or sm100") + 1], "rc": r.get("rc"),
                       "summary": found[-1] if found else last_line(r.get("tail", "")),
-                      "failure": test_file_verdict(r.get("rc"), r.get("tail", ""))})
+                      "failure": gpu_test_file_failure(r.get("rc"), r.get("tail", ""))})
     doc = {"command": "pytest -m 'gpu or sm90 or sm100'", "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
            "files": files, "passed": all(f["failure"] is None for f in files)}
     doc["environment"] = environment({"python": next((r.get("python") for r in results), None)}, results, prov, plan)
