@@ -447,7 +447,7 @@ def pytest_tail(summary: str, *skips: str) -> str:
 def test_a_gpu_test_file_in_which_every_test_skipped_is_not_a_pass(tail, failure, capsys, monkeypatch, tmp_path):
     """On a GPU, a file whose tests all skipped passes only where each skip names another GPU architecture:
     CUDA unusable in the container skips every test, and that is a failure, not success."""
-    assert merge.test_file_verdict(0, tail) == failure
+    assert merge.gpu_test_file_failure(0, tail) == failure
     argv = ["test", "tests/test_sm100_kernels.py"]
     status, out, _, doc = run_main(argv, [ok_result(0, None, tail=tail)], capsys, monkeypatch, tmp_path)
     assert doc["passed"] is (failure is None) and status == (0 if failure is None else EXIT_FAILED)
