@@ -17,10 +17,12 @@ from __future__ import annotations
 import io
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import tarfile
+import tempfile
 import threading
 import time
 import warnings
@@ -41,6 +43,15 @@ from tests.test_runner import CREDENTIAL_CASES, SMALL_CASES, bench_doc, ok_resul
 REPO = Path(__file__).resolve().parent.parent
 errors = modal.exception
 SPEC = image.image_spec()
+
+
+@pytest.fixture
+def socket():
+    """A path for the local server's socket: short, as a Unix socket's path must be (108 bytes on Linux,
+    104 on macOS), which pytest's tmp_path under xdist need not be."""
+    directory = tempfile.mkdtemp(prefix="nvfp4-modal-")
+    yield Path(directory) / "modal.sock"
+    shutil.rmtree(directory, ignore_errors=True)
 
 
 def test_the_pinned_client_is_the_locks():
@@ -131,7 +142,7 @@ def rsa_key_pem() -> str:
                              serialization.NoEncryption()).decode()
 
 
-def test_the_credential_check_agrees_with_the_client_on_every_case(tmp_path):
+def test_the_credential_check_agrees_with_the_client_on_every_case(tmp_path, socket):
     pem = rsa_key_pem()
     cases = []
     for i, (_, config, env, _want) in enumerate(CREDENTIAL_CASES):
@@ -140,7 +151,7 @@ def test_the_credential_check_agrees_with_the_client_on_every_case(tmp_path):
             path.write_text(config)
         env = {k: pem if k == "MODAL_OAUTH_JWT_KEY" else v for k, v in env.items()}
         cases.append(({**env, "MODAL_CONFIG_PATH": str(path)}, None))
-    with LocalModal(lambda job: ("hang", None), tmp_path / "modal.sock") as server:  # the client connects at once
+    with LocalModal(lambda job: ("hang", None), socket) as server:  # the client connects at once
         cases = [({**env, "MODAL_SERVER_URL": server.url}, None) for env, _ in cases]
         run = subprocess.run([sys.executable, "-c", CLIENT_DECIDES], input=json.dumps(cases), capture_output=True,
                              text=True, timeout=120, cwd=REPO)
@@ -198,9 +209,9 @@ def uploaded_tree(server: LocalModal) -> list[str]:
         return tar.getnames()
 
 
-def test_a_run_through_the_real_client_builds_uploads_calls_and_names_each_failure(tmp_path):
+def test_a_run_through_the_real_client_builds_uploads_calls_and_names_each_failure(tmp_path, socket):
     """The workspace is on image builder 2023.12, which has no Python 3.13: the runner asks for its own."""
-    with LocalModal(case_answers, tmp_path / "modal.sock", image_builder="2023.12") as server:
+    with LocalModal(case_answers, socket, image_builder="2023.12") as server:
         argv = ["bench", "gemv", *[a for c in CASES for a in ("--case", c)], "--gpu", "H100", "--timeout", "600",
                 "--max-gpus", "2"]
         client = start_client(server, tmp_path, argv)
@@ -236,13 +247,13 @@ def test_a_run_through_the_real_client_builds_uploads_calls_and_names_each_failu
     assert len(doc["impls"]["submission"]["cases"]) == 1 and doc["remote"]["interrupted"] is False
 
 
-def test_ctrl_c_through_the_real_client_stops_the_app_and_marks_the_run(tmp_path):
+def test_ctrl_c_through_the_real_client_stops_the_app_and_marks_the_run(tmp_path, socket):
     """Job 1 never finishes; Ctrl-C while the client waits for it: exit 130, the app stopped, the first
     job's result written and the run marked interrupted (Modal's app runner alone would swallow it)."""
     def answers(job):
         return ("hang", None) if job["index"] == 1 else case_answers(job)
 
-    with LocalModal(answers, tmp_path / "modal.sock") as server:
+    with LocalModal(answers, socket) as server:
         client = start_client(server, tmp_path, ["bench", "gemv", "--case", CASES[0], "--case", CASES[1]])
         lines: list[str] = []
         reader = threading.Thread(target=lambda: lines.extend(client.stderr), daemon=True)
