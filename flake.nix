@@ -1,5 +1,6 @@
 {
-  # Nix entry points for nvfp4-kernels.
+  # Nix entry points for nvfp4-kernels. Needs Nix 2.18 or newer (nixos-25.11's minimum, per its release
+  # notes) with flakes enabled (`--extra-experimental-features 'nix-command flakes'`, or in nix.conf).
   #   nix develop              a GPU development shell: Python 3.12, uv, nox, ruff, ninja, the CUDA 13 toolkit;
   #                            on first entry it creates .venv-nix from locks/gpu.txt (hash-checked),
   #                            so Python package versions are the lock's, not nixpkgs'.
@@ -10,7 +11,9 @@
   # distributions, set NVFP4_DRIVER_LIB to the directory holding libcuda.so.1).
   description = "NVFP4 GPU kernels for the GPU MODE Blackwell NVFP4 leaderboards";
 
-  # A release branch; flake.lock (written by the first `nix flake lock`) pins the exact revision.
+  # A release branch. flake.lock pins the exact revision: write it with `nix flake lock` (network access to
+  # GitHub; `nix flake update` moves it to the branch's newest) and commit it; until then every evaluation
+  # takes the branch's current head.
   inputs.nixpkgs.url = "github:NixOS/nixpkgs/nixos-25.11";
 
   outputs = { self, nixpkgs }:
@@ -19,8 +22,13 @@
       # CUDA is unfree; cudaSupport stays off so that nothing here rebuilds torch from source.
       pkgs = import nixpkgs { inherit system; config.allowUnfree = true; };
       python = pkgs.python312;
-      # CUDA 13, as locks/gpu.txt (torch 2.13 cu13) and locks/leaderboard.txt (cuda-toolkit 13.1).
-      cuda = pkgs.cudaPackages_13 or pkgs.cudaPackages;
+      # CUDA 13, as locks/gpu.txt (torch 2.13 cu13) and locks/leaderboard.txt (cuda-toolkit 13.1). A nixpkgs
+      # without it is an error, not the default cudaPackages (12.x there): the toolkit must match the wheels.
+      cuda13 = pkgs.cudaPackages_13 or (throw
+        "flake.nix: this nixpkgs has no cudaPackages_13 (CUDA 13, as the locks' wheels): use nixos-25.11 or newer");
+      cudaMajor = pkgs.lib.versions.major (cuda13.cudaMajorMinorVersion or cuda13.cudaVersion);
+      cuda = if cudaMajor == "13" then cuda13 else throw
+        "flake.nix: cudaPackages_13 of this nixpkgs is CUDA ${cudaMajor}, not 13";
       # Libraries that manylinux wheels (torch, nvidia-cutlass-dsl) expect from the system.
       wheelLibs = pkgs.lib.makeLibraryPath [ pkgs.stdenv.cc.cc.lib pkgs.zlib ];
       lock = "locks/gpu.txt";

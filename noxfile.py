@@ -65,19 +65,24 @@ def install(session: nox.Session) -> None:
     install_locked(session)
 
 
+def option_values(session: nox.Session, name: str) -> tuple[list[str], list[str]]:
+    """(the values of every `name VALUE` / `name=VALUE` among the session's arguments, the others)."""
+    if REPO not in sys.path:
+        sys.path.insert(0, REPO)
+    from harness.options import MissingValue, take_option
+
+    try:
+        return take_option(list(session.posargs), name)
+    except MissingValue as e:
+        session.error(str(e))
+
+
 def remote_runner(session: nox.Session, command: str) -> bool:
     """`--runner modal` among a session's arguments: run the command on Modal GPUs (harness/runner) with
     only PyYAML and the Modal client installed (not even that with --dry-run), and return True.
     `--runner local` is the default and is dropped."""
-    args, runner, rest = list(session.posargs), None, []
-    while args:
-        arg = args.pop(0)
-        if arg == "--runner" and args:
-            runner = args.pop(0)
-        elif arg.startswith("--runner="):
-            runner = arg.split("=", 1)[1]
-        else:
-            rest.append(arg)
+    runners, rest = option_values(session, "--runner")
+    runner = runners[-1] if runners else None
     if runner in (None, "local"):
         session.posargs[:] = rest
         return False
@@ -98,6 +103,10 @@ def test(session: nox.Session) -> None:
     if remote_runner(session, "test"):
         return
     install(session)
+    if lock_name() in MODAL_CLIENT_LOCKS:
+        # The Modal client, so that the CPU tier drives the runner's Modal backend with the real client
+        # (tests/test_runner_modal_client.py; it skips, saying so, where the client is missing).
+        session.install("--require-hashes", "--no-deps", "-r", os.path.join(REPO, "locks", "modal.txt"))
     args = session.posargs or ["-q"]
     if not session.posargs and not has_nvidia_gpu():
         # The CPU tier spread over the cores (pytest-xdist, pinned in the dev lock): ~4 min instead of
@@ -123,16 +132,27 @@ def b200(session: nox.Session) -> None:
 
     `nox -s b200 [-- --reference-kernels DIR]`: on a B200, the sm100 tier, stress data, leaderboard mode,
     optionally the leaderboard's own eval files from a reference-kernels checkout, and each case against
-    its expected time: one results JSON and a verdict per kernel (scripts/b200.py); then every registered sm100
+    its expected time: one results JSON and a verdict per kernel (harness/b200); then every registered sm100
     variant forced through the gate on each benchmark case, written to the gates table results/b200/gates.json
     that `nox -s package` bakes into the bundles (`-- --variants skip|only`). Elsewhere: says so, exit 0.
+    `-- --dsl dev`: the table for packages made with `nox -s package -- --dsl dev` (default: the runner's DSL).
     `-- --runner modal`: the same on a Modal B200, one container per problem and one for the tier."""
     if remote_runner(session, "b200"):
         return
     if not has_nvidia_gpu():
         session.log("b200: no NVIDIA GPU here (nvidia-smi -L fails); nothing to run. The CPU tier is `nox -s test`.")
         return
-    install(session)
+    # The gates table is measured under the CuTe DSL of the package target it is for: the leaderboard
+    # runner's (locks/b200.txt, the default) or, with `-- --dsl dev`, development's (locks/gpu.txt). In the
+    # container (NVFP4_LOCK=leaderboard) the environment already is the runner's.
+    targets, _ = option_values(session, "--dsl")
+    dsl = targets[-1] if targets else "runner"
+    if dsl not in B200_LOCKS:
+        session.error(f"b200: --dsl {dsl}: expected one of {', '.join(B200_LOCKS)}")
+    if lock_name() in ("leaderboard", "none"):
+        install(session)
+    else:
+        install_locked(session, B200_LOCKS[dsl])
     session.run("python", "-m", "scripts.b200", *session.posargs)
 
 
@@ -204,8 +224,11 @@ LOCK_FILES = {
     "gpu": ["locks/gpu.txt"],
     "leaderboard": ["locks/leaderboard.txt", "locks/tools.txt"],
     "runner-dsl": ["locks/runner-dsl.txt"],  # `nox -s runner_dsl` only
+    "b200": ["locks/b200.txt"],  # `nox -s b200`: gpu.txt with the leaderboard runner's CuTe DSL
 }
+B200_LOCKS = {"runner": "b200", "dev": "gpu"}  # `nox -s b200 -- --dsl TARGET`: the lock it measures under
 CPU_TORCH_LOCKS = ("dev", "runner-dsl")  # their torch is the +cpu wheel
+MODAL_CLIENT_LOCKS = ("dev", "gpu")  # Python 3.11 locks whose shared pins equal locks/modal.txt's (test_environment)
 
 
 def lock_name() -> str:

@@ -2,7 +2,7 @@
 # Regenerate the hash-pinned locks under locks/ from their .in files (uv, no wheel downloads:
 # uv reads metadata only, so torch's multi-GB CUDA wheels are never fetched).
 #
-#   ci/lock.sh [dev|gpu|ci|leaderboard|tools|runner-dsl|modal ...]     (default: all, in that order)
+#   ci/lock.sh [dev|gpu|ci|leaderboard|tools|runner-dsl|modal|b200 ...]     (default: all, in that order)
 #
 # dev          CPU, Python 3.11, what CI and .ci/run install (with pip: the CPU torch wheel comes
 #              from pip's find-links directory or the PyTorch CPU index; uv reads /opt/wheels only
@@ -16,7 +16,9 @@
 # tools        test and session tools layered on the leaderboard environment (container, Nix shell).
 # runner-dsl   the leaderboard runner's CuTe DSL and CUDA Python beside CPU torch, Python 3.11: for
 #              `nox -s runner_dsl` (the packaged submissions compiled with the runner's DSL).
-# modal        the Modal client for `--runner modal` (local side only), Python 3.11.
+# modal        the Modal client for `--runner modal` (local side), Python 3.11, constrained by dev.txt: the
+#              CPU test session installs it beside dev.txt.
+# b200         gpu with the leaderboard runner's CuTe DSL and CUDA Python: what `nox -s b200` measures under.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 UV=${UV:-$(command -v uv || echo "python3 -m uv")}
@@ -37,7 +39,7 @@ compile() {  # name python extra-args...
   echo "locks/$name.txt: $(grep -c '==' "locks/$name.txt") pins"
 }
 
-targets=("$@"); [ ${#targets[@]} -gt 0 ] || targets=(dev gpu ci leaderboard tools runner-dsl modal)
+targets=("$@"); [ ${#targets[@]} -gt 0 ] || targets=(dev gpu ci leaderboard tools runner-dsl modal b200)
 for t in "${targets[@]}"; do
   case $t in
     dev)         compile dev 3.11 --find-links /opt/wheels ;;
@@ -48,6 +50,7 @@ for t in "${targets[@]}"; do
     tools)       compile tools 3.13 ;;
     runner-dsl)  compile runner-dsl 3.11 --find-links /opt/wheels ;;
     modal)       compile modal 3.11 ;;
-    *) echo "ci/lock.sh: unknown lock '$t' (dev, gpu, ci, leaderboard, tools, runner-dsl, modal)" >&2; exit 2 ;;
+    b200)        compile b200 3.11 ;;
+    *) echo "ci/lock.sh: unknown lock '$t' (dev, gpu, ci, leaderboard, tools, runner-dsl, modal, b200)" >&2; exit 2 ;;
   esac
 done

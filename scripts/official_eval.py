@@ -25,7 +25,7 @@ for byte followed by an appended block that rebinds `ref_kernel` to ours (proble
 exact E2M1 x E4M3 decode, fp32 accumulation, the same function) and re-runs, verbatim, the statements of
 their file that used ref_kernel at import (in all four: `check_implementation = make_match_reference(
 ref_kernel, rtol=1e-03, atol=1e-03)`). Their generate_input, tolerances, checks, timing loops and L2
-flush stay theirs. `--their-reference` keeps their ref_kernel (on a B200; scripts/b200.py does that).
+flush stay theirs. `--their-reference` keeps their ref_kernel (on a B200; the B200 session, harness/b200, does that).
 One name is added outside their files: their evals import cutlass.cute.nvgpu.common.OpError, which CuTe
 DSL 4.3 (the runner's) has and 4.8 (ours) no longer has; scripts/official_eval_site/sitecustomize.py,
 first on the runs' PYTHONPATH, adds it where it is missing (its docstring says how and what it changes).

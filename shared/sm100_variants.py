@@ -9,21 +9,31 @@ the table is absent, does not list the shape, names a variant this registry does
 not find correct and fastest, one that does not apply to the shape, or (in a package for the
 leaderboard runner) one that the runner's CuTe DSL cannot compile, it returns the conservative config.
 
-Table schema (what scripts/b200.py writes and `chosen_variant` reads):
-    {"schema": 1, "device": ..., "capability": [10, 0], "sm_count": 148, "versions": {...},
-     "commit": ..., "date": ...,
-     "problems": {PROBLEM: {"cases": [{"key": case_key(shape), "case": {...}, "chosen": NAME,
+A verdict holds for what was measured, so the table is keyed by it and the gate refuses (conservative
+again) a table measured under another CuTe DSL than the one these kernels run under, another SM count,
+or kernel code that has changed since: the problem's code fingerprint (shared/code_fingerprint.py) and,
+per variant and shape, the kernel fingerprint of the code and the config it ran (`kernel_fingerprint`).
+
+Table schema (what harness/b200/gates_table.py writes and `chosen_variant` reads):
+    {"schema": 2, "device": ..., "capability": [10, 0], "sm_count": 148, "dsl": "4.3.5",
+     "versions": {...}, "commit": ..., "date": ...,
+     "problems": {PROBLEM: {"code": CODE_FINGERPRINT,
+                            "cases": [{"key": case_key(shape), "case": {...}, "chosen": NAME,
                                        "variants": {NAME: {"correct": bool, "failure": str | None,
-                                                           "mean_us": float | None}}}]}}}
+                                                           "mean_us": float | None,
+                                                           "kernel": KERNEL_FINGERPRINT | None}}}]}}}
 """
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 
 CONSERVATIVE = "conservative"
-SCHEMA = 1
+SCHEMA = 2
 
 
 @dataclass(frozen=True)
@@ -57,7 +67,45 @@ def chooser_args(problem: str, shape, sm_count: int) -> tuple:
     return (list(shape), sm_count) if problem == "group_gemm" else (*shape, sm_count)
 
 
-def chosen_variant(table: dict | None, problem: str, shape, sm_count: int, variants: dict,
+def kernel_fingerprint(code: str, config) -> str:
+    """16 hex digits naming what runs for one variant on one shape: the problem's kernel code (its code
+    fingerprint) and the config the variant chose, every field of it (host-only ones too: a grouped
+    schedule's order changes what runs without changing the PTX)."""
+    fields = {"class": type(config).__name__, **dataclasses.asdict(config)}
+    text = json.dumps({"code": code, "config": fields}, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class GateKeys:
+    """What the kernels that would be served are: the CuTe DSL version they run under and the problem's
+    code fingerprint. A table keyed otherwise is not about them."""
+
+    dsl: str | None
+    code: str | None
+
+
+def refusal(table: dict, problem: str, entry: dict, args: tuple, variants: dict, keys: GateKeys) -> str | None:
+    """Why the table's verdict on this shape is not about these kernels, or None: another DSL, other
+    kernel code, or a config of a compared variant (the chosen one and each correct one it was faster
+    than) that is not the one measured."""
+    if table.get("dsl") != keys.dsl:
+        return f"measured under CuTe DSL {table.get('dsl')}, these kernels run under {keys.dsl}"
+    measured = ((table.get("problems") or {}).get(problem) or {}).get("code")
+    if measured != keys.code:
+        return f"{problem}'s kernel code changed since the B200 run (code {keys.code}, measured {measured})"
+    for name, result in sorted((entry.get("variants") or {}).items()):
+        if result.get("correct") is not True or name not in variants:
+            continue
+        config = variants[name].choose(*args)
+        now = kernel_fingerprint(keys.code, config) if config is not None else None
+        if now != result.get("kernel"):
+            return f"{name}'s kernel for this shape changed since the B200 run (kernel {now}, measured " \
+                   f"{result.get('kernel')})"
+    return None
+
+
+def chosen_variant(table: dict | None, problem: str, shape, sm_count: int, variants: dict, keys: GateKeys,
                    runner_dsl_only: bool = False) -> tuple[str, str]:
     """(variant name, why) the table allows for this shape; CONSERVATIVE wherever it allows nothing."""
     if not table:
@@ -71,6 +119,9 @@ def chosen_variant(table: dict | None, problem: str, shape, sm_count: int, varia
     entry = next((c for c in cases if c.get("key") == key), None)
     if entry is None:
         return CONSERVATIVE, f"{problem} {key} is not in the table"
+    why_not = refusal(table, problem, entry, chooser_args(problem, shape, sm_count), variants, keys)
+    if why_not:
+        return CONSERVATIVE, why_not
     name = entry.get("chosen") or CONSERVATIVE
     if name == CONSERVATIVE:
         return CONSERVATIVE, "the table chose conservative"
@@ -103,7 +154,10 @@ def gate(problem: str, variants: dict, shape, *args):
                              f"(expected one of {sorted(variants)})")
         cfg = variants[forced].choose(*args)
         return conservative(*args) if cfg is None else cfg
-    name, _why = chosen_variant(gates.TABLE, problem, shape, args[-1], variants, gates.RUNNER_DSL_ONLY)
+    if gates.TABLE is None:  # nothing to check the kernels against: no fingerprint computed
+        return conservative(*args)
+    keys = GateKeys(gates.DSL, gates.code_fingerprint(problem))
+    name, _why = chosen_variant(gates.TABLE, problem, shape, args[-1], variants, keys, gates.RUNNER_DSL_ONLY)
     if name != CONSERVATIVE:
         cfg = variants[name].choose(*args)
         if cfg is not None:

@@ -1,4 +1,4 @@
-"""The B200 model (scripts/b200_model.py) and its calibration: the entrant's figures it is fitted to,
+"""The B200 model (harness/b200/model.py) and its calibration: the entrant's figures it is fitted to,
 the launch floor it reads from results/launch-floor/*.json when one is committed (and says so when
 not), the per-variant estimates, and `--model`'s tables. Every figure is a model; nothing here runs a
 kernel."""
@@ -9,8 +9,9 @@ import json
 
 import pytest
 
-from scripts import b200
-from scripts import b200_model as M
+from harness.b200 import PROBLEMS, model_table
+from harness.b200 import model as M
+from harness.b200.session import main as b200_main
 from scripts import launch_floor as lf
 
 
@@ -84,12 +85,12 @@ def test_variant_estimates_follow_their_technique():
 
 
 def test_model_prints_every_variant_next_to_the_entries_and_why_it_is_faster(capsys):
-    assert b200.main(["--model"]) == 0
+    assert b200_main(["--model"]) == 0
     out = capsys.readouterr().out
-    for problem in b200.PROBLEMS:
+    for problem in PROBLEMS:
         header = next(line for line in out.splitlines() if line.startswith("case | conservative (model)")
                       and out.splitlines()[out.splitlines().index(line) - 1].startswith(f"{problem}:"))
-        for name in {*b200.registered(problem), *M.MODELLED[problem]}:
+        for name in {*model_table.registered(problem), *M.MODELLED[problem]}:
             assert f"{name} (model)" in header, (problem, name)
         assert "(best entry)" in header
     tail = out.split("model faster than the entry with the same technique:")[1].strip().splitlines()

@@ -16,7 +16,7 @@ import yaml
 
 REPO = Path(__file__).resolve().parent.parent
 LOCKS = REPO / "locks"
-LOCK_NAMES = ("dev", "gpu", "ci", "leaderboard", "tools", "runner-dsl", "modal")
+LOCK_NAMES = ("dev", "gpu", "ci", "leaderboard", "tools", "runner-dsl", "modal", "b200")
 
 
 def norm(name: str) -> str:
@@ -82,6 +82,17 @@ def test_runner_dsl_lock_has_the_runners_dsl_beside_the_dev_torch():
         assert rd[dist] == lb[dist], dist
     assert lock_python("runner-dsl") == lock_python("dev")
     assert rd["torch"] == dev["torch"]
+
+
+def test_b200_lock_measures_under_the_runners_dsl_with_the_gpu_locks_torch_and_tools():
+    """`nox -s b200` (locks/b200.txt) writes the gates table that packages for the runner read: it must have
+    the runner's CuTe DSL and CUDA Python, on the GPU torch and the tools of locks/gpu.txt."""
+    b200, lb, gpu = pins("b200"), pins("leaderboard"), pins("gpu")
+    for dist in ("nvidia-cutlass-dsl", "cuda-python", "cuda-bindings", "cuda-pathfinder"):
+        assert b200[dist] == lb[dist], dist
+    for dist in ("torch", "pytest", "nox", "pyyaml", "ruff", "ml-dtypes", "pytest-xdist"):
+        assert b200[dist] == gpu[dist], dist
+    assert lock_python("b200") == lock_python("gpu")
 
 
 def test_tool_versions_agree_across_locks():
@@ -210,6 +221,40 @@ def test_flake_agrees_with_the_locks():
     assert "checks.${system}" in text and "pytest" in text
 
 
+def test_flake_says_which_nix_it_needs_and_how_to_lock_it():
+    """nixos-25.11 needs Nix 2.18 or newer (its release notes); flake.lock is written by `nix flake lock`."""
+    assert "Nix 2.18 or newer" in flake().split("description =")[0] and "`nix flake lock`" in flake()
+    shipping = (REPO / "docs" / "SHIPPING.md").read_text()
+    assert "Nix 2.18 or newer" in shipping and "nix flake lock" in shipping
+
+
+STUB_NIXPKGS = """{ system, config }: {
+  lib = { makeLibraryPath = xs: "/stub/lib"; versions.major = v: builtins.head (builtins.splitVersion v); };
+  python312 = { outPath = "/stub/python"; pkgs.nox = "nox"; withPackages = f: "/stub/python-env"; };
+  uv = "uv"; ruff = "ruff"; ninja = "ninja"; git = "git"; zlib = "zlib"; stdenv.cc.cc.lib = "/stub/cc";
+  mkShell = args: args; runCommand = name: attrs: script: script; nixpkgs-fmt = "fmt";
+  CUDA
+}
+"""
+
+
+@pytest.mark.skipif(shutil.which("nix-instantiate") is None,
+                    reason="nix-instantiate not installed (apt-get install nix-bin); ci/check-nix.sh runs it in CI")
+@pytest.mark.parametrize(("cuda", "want"), [
+    ('cudaPackages = { cudaMajorMinorVersion = "12.8"; cudatoolkit = "/stub/cuda12"; };', "no cudaPackages_13"),
+    ('cudaPackages_13 = { cudaMajorMinorVersion = "12.9"; cudatoolkit = "/stub/cuda12"; };', "is CUDA 12, not 13"),
+    ('cudaPackages_13 = { cudaMajorMinorVersion = "13.0"; cudatoolkit = "/stub/cuda13"; };', "/stub/cuda13"),
+], ids=["no CUDA 13", "CUDA 13 mislabelled", "CUDA 13"])
+def test_the_flake_takes_cuda_13_or_stops_saying_so(cuda, want, tmp_path):
+    """The dev shell evaluated on a stub nixpkgs: CUDA 12 where 13 is missing is an error, never a fallback."""
+    (tmp_path / "default.nix").write_text(STUB_NIXPKGS.replace("CUDA", cuda))
+    expr = (f"((import {REPO}/flake.nix).outputs {{ self = {REPO}; nixpkgs = {tmp_path}; }})"
+            ".devShells.x86_64-linux.default.shellHook")
+    res = subprocess.run(["nix-instantiate", "--eval", "--strict", "-E", expr], capture_output=True, text=True)
+    assert want in (res.stdout if want.startswith("/") else res.stderr), res.stdout + res.stderr
+    assert (res.returncode == 0) == want.startswith("/")
+
+
 @pytest.mark.skipif(shutil.which("nix-instantiate") is None,
                     reason="nix-instantiate not installed (apt-get install nix-bin); ci/check-nix.sh runs it in CI")
 def test_flake_parses():
@@ -242,3 +287,15 @@ def test_packager_knows_what_the_runner_provides():
     available = pk.leaderboard_modules()
     assert {"torch", "cutlass", "cuda", "numpy", "triton", "task"} <= available
     assert "yaml" not in available  # PyYAML is not on the runner: submissions must not need it
+
+
+def test_the_modal_client_lock_agrees_with_the_locks_it_is_installed_beside():
+    """`nox -s test` installs locks/modal.txt on top of dev.txt or gpu.txt (the CPU tier runs the real
+    client): a package both pin must be pinned alike, or the second install would replace the first's."""
+    modal = pins("modal")
+    assert lock_python("modal") == lock_python("dev") == lock_python("gpu")
+    for base in ("dev", "gpu"):
+        locked = pins(base)
+        differ = {d: (modal[d], locked[d]) for d in modal.keys() & locked.keys() if modal[d] != locked[d]}
+        assert not differ, f"locks/modal.txt vs locks/{base}.txt: {differ}"
+    assert "-c dev.txt" in (LOCKS / "modal.in").read_text().splitlines()  # and ci/lock.sh keeps it so

@@ -1,5 +1,6 @@
 """scripts/official_eval.py (our packaged submissions through gpu-mode/reference-kernels' own eval files,
-their ref_kernel swapped for our exact decode) and the scratch-dir setup it shares with scripts/b200.py.
+their ref_kernel swapped for our exact decode) and the scratch-dir setup the B200 session (harness/b200)
+runs through it.
 
 A tiny fake reference-kernels tree (made in tmp_path) stands in for theirs: its ref_kernel raises, as
 torch._scaled_mm on FP4 does anywhere but on a B200, and its eval files run on the CPU. One test reads
@@ -18,7 +19,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from scripts import b200
+from harness.b200 import steps as b200_steps
 from scripts import official_eval as oe
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -195,7 +196,7 @@ def test_b200_reference_eval_runs_their_eval_from_the_scratch_dir(fake_tree, tmp
     """The B200 step (their ref_kernel kept) gets as far as their check: the eval imported reference.py,
     task.yml's utils.py and our submission from the scratch dir. On the CPU their ref_kernel then
     fails, as it does on any GPU but a B200."""
-    result = b200.reference_eval("gemm", fake_tree, tmp_path / "work")
+    result = b200_steps.reference_eval("gemm", fake_tree, tmp_path / "work")
     assert result["popcorn"].get("benchmark-count") == "1", result["tail"]
     assert "fake torch._scaled_mm" in result["tail"]
     assert result["rc"] != 0

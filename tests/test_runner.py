@@ -5,9 +5,11 @@
 - the image spec pins the leaderboard lock's versions (fails if they drift from the runner's);
 - the working-tree bundle holds an uncommitted edit and none of the excluded folders;
 - the merge of several jobs' results, one of them failed, keeps every finished result;
-- the error paths are one line each with their exit status: no modal, no token, unknown GPU, timeout,
-  a remote failure; Modal's own exceptions are matched by class name, so look-alikes stand in for them;
+- the error paths are one line each with their exit status: no modal, no credentials (as the client
+  decides: tokens, OAuth, profiles), unknown GPU, a timeout naming its job, a remote failure, Ctrl-C;
 - the CPU bench subset, the runner's dry run and the packaged submissions never import modal.
+What needs the Modal client itself (its exception classes, its objects, a run against a local server
+speaking its protocol) is tests/test_runner_modal_client.py.
 """
 
 from __future__ import annotations
@@ -22,8 +24,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.runner import bundle, cli, image, job, merge, modal_backend
-from harness.runner.errors import EXIT_PREREQ, EXIT_TIMEOUT, EXIT_USAGE, RunnerError
+from harness.runner import bundle, cli, credentials, image, job, merge, modal_backend
+from harness.runner.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_PREREQ, EXIT_TIMEOUT, EXIT_USAGE, RunnerError
+from harness.runner.outcomes import Collected, Interrupted, JobError, RemoteApp
 from harness.runner.plan import GPUS, Job, Plan, make_plan
 
 REPO = Path(__file__).resolve().parent.parent
@@ -69,6 +72,10 @@ def test_b200_plan_splits_the_tier_from_the_problems_and_needs_a_b200():
     assert e.value.status == EXIT_USAGE
     with pytest.raises(RunnerError, match="local checkout"):
         make_plan("b200", ["--reference-kernels", "/tmp/x"], "B200", 1200, 4)
+    # the image has the runner's CuTe DSL: a table for another target is measured on a B200 machine
+    assert len(make_plan("b200", ["--dsl", "runner"], "B200", 1200, 4).jobs) == 5
+    with pytest.raises(RunnerError, match="--dsl runner only; for another, run `nox -s b200 -- --dsl dev`"):
+        make_plan("b200", ["--dsl", "dev"], "B200", 1200, 4)
 
 
 def test_test_plan_is_one_job_per_file_with_gpu_tests():
@@ -106,6 +113,11 @@ def test_image_spec_pins_the_runners_versions_from_the_locks():
     spec = image.image_spec()
     lb = lock_pins("leaderboard")
     assert spec["base"] == "nvidia/cuda:13.1.0-devel-ubuntu24.04"
+    assert spec["apt"] == ["g++-13", "gcc-13", "git", "ca-certificates"]  # the Dockerfile's line
+    assert "--no-install-recommends" in image.apt_command(spec)
+    # the Python Modal gives on the pinned builder, said as such (not the Dockerfile's 3.13.8)
+    assert (spec["image_builder"], spec["python_release"]) == ("2026.10", "3.13.17")
+    assert "Python 3.13.17 (Modal's add_python on image builder 2026.10;" in image.describe(spec)
     assert spec["python"] == lock_python("leaderboard") == "3.13"
     assert spec["pins"]["torch"].split("+")[0] == lb["torch"].split("+")[0] == "2.9.1"
     assert spec["pins"]["nvidia-cutlass-dsl"] == lb["nvidia-cutlass-dsl"] == "4.3.5"
@@ -146,6 +158,9 @@ def test_the_modal_image_is_built_from_the_spec(tmp_path):
     spec = image.image_spec()
     modal_backend.build_image(fake, spec, tmp_path / "tree.tar.gz")
     assert calls[0] == ("from_registry", ("nvidia/cuda:13.1.0-devel-ubuntu24.04",), {"add_python": "3.13"})
+    assert calls[1] == ("run_commands", ("apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y "
+                                         "--no-install-recommends g++-13 gcc-13 git ca-certificates "
+                                         "&& rm -rf /var/lib/apt/lists/*",), {})
     pip = [c for c in calls if c[0] == "pip_install_from_requirements"]
     assert [Path(c[1][0]).relative_to(REPO).as_posix() for c in pip] == spec["locks"]
     assert all(c[2]["extra_options"] == "--require-hashes --no-deps" for c in pip)
@@ -234,7 +249,7 @@ def test_the_remote_body_on_the_cpu_gives_a_local_runs_fields_and_merges(tmp_pat
     assert keys(results[0]["result"]) == keys(local_doc)
 
     prov = bundle.Provenance("abc123", True, "f" * 64)
-    merged = merge.merge_bench(plan, results, prov)
+    merged = merge.merge_bench(plan, Collected(results), prov)
     assert keys(merged) == keys(local_doc)
     impl = merged["impls"]["submission"]
     assert [c["case"] for c in impl["cases"]] == [c["case"] for c in local_doc["impls"]["submission"]["cases"]]
@@ -279,7 +294,8 @@ def test_a_failed_job_loses_none_of_the_finished_results():
              {"m": 7168, "k": 2048, "l": 4, "seed": 1111}]
     results = [ok_result(2, bench_doc(cases[2], 9000.0)), ok_result(1, None, rc=1, tail=TRACEBACK),
                ok_result(0, bench_doc(cases[0], 21000.0))]
-    doc = merge.merge_bench(plan, results, bundle.Provenance("abc123", False, None), sol_b200_us=[1.0, 2.0, 3.0])
+    doc = merge.merge_bench(plan, Collected(results), bundle.Provenance("abc123", False, None),
+                            sol_b200_us=[1.0, 2.0, 3.0])
     impl = doc["impls"]["submission"]
     assert [c["case"] for c in impl["cases"]] == [cases[0], cases[2]]  # in the plan's order, both kept
     assert [c["sol_b200_us"] for c in impl["cases"]] == [1.0, 3.0]
@@ -297,7 +313,7 @@ def test_the_b200_merge_marks_a_failed_problem_and_keeps_the_others():
     gemm = ok_result(2, {"device": "NVIDIA B200", "date": "x", "steps": {"gemm": {"stress": step}},
                          "verdicts": {"gemm": {"verdict": "ok", "failed_steps": [], "cases": []}}})
     dual = ok_result(3, None, rc=1, tail=TRACEBACK)
-    doc = merge.merge_b200(plan, [tier, gemm, dual], bundle.Provenance("abc123", False, None))
+    doc = merge.merge_b200(plan, Collected([tier, gemm, dual]), bundle.Provenance("abc123", False, None))
     assert doc["verdicts"]["gemm"]["verdict"] == "ok" and doc["steps"]["gemm"]["sm100_tier"] == step
     assert doc["verdicts"]["dual_gemm"]["verdict"] == "fail"
     assert "CUDA error" in doc["verdicts"]["dual_gemm"]["failed_steps"][0]
@@ -312,7 +328,7 @@ def test_the_test_merge_reads_pytests_summary():
                                                    "tests/test_b.py"), "test file")], 600, 2)
     results = [ok_result(0, None, tail="...\n12 passed, 3 skipped in 40.1s\n"),
                ok_result(1, None, rc=1, tail="E  assert 1 == 2\n1 failed, 5 passed in 9.0s\n")]
-    doc = merge.merge_tests(plan, results, bundle.Provenance("abc123", False, None))
+    doc = merge.merge_tests(plan, Collected(results), bundle.Provenance("abc123", False, None))
     assert [(f["file"], f["rc"], f["summary"]) for f in doc["files"]] == [
         ("tests/test_a.py", 0, "12 passed, 3 skipped in 40.1s"), ("tests/test_b.py", 1, "1 failed, 5 passed in 9.0s")]
     assert doc["passed"] is False
@@ -323,6 +339,7 @@ def test_the_test_merge_reads_pytests_summary():
 
 def run_main(argv: list[str], outcomes: list, capsys, monkeypatch, tmp_path) -> tuple[int, str, str, dict | None]:
     monkeypatch.setattr(cli, "REPO", tmp_path)  # results/ of this test, not the repository's
+    monkeypatch.setattr(cli, "LOCAL_RESULTS", tmp_path / "results" / "local")
     monkeypatch.setattr(cli.bundle, "pack", lambda repo: b"packed")
     monkeypatch.setattr(cli.bundle, "tree_files", lambda repo: [])
     status = cli.main(argv, run_jobs=lambda plan, spec, path, jobs: iter(outcomes))
@@ -353,37 +370,89 @@ def test_a_timeout_is_exit_124(capsys, monkeypatch, tmp_path):
     assert doc["remote"]["jobs"][0]["timed_out"] is True
 
 
-class FunctionTimeoutError(Exception):
-    """A look-alike of modal.exception.FunctionTimeoutError (matched by name)."""
-
-
-class AuthError(Exception):
-    pass
-
-
-class InvalidError(Exception):
-    pass
-
-
-def test_modals_exceptions_become_one_line_each():
-    plan = make_plan("bench", ["gemm"], "H200", 600, 4)
-    timeout = modal_backend.explain(FunctionTimeoutError("Function timed out"), plan)
-    assert timeout.status == EXIT_TIMEOUT and str(timeout).startswith("timeout: a job ran past Modal's limit of 720 s")
-    auth = modal_backend.explain(AuthError("Token is invalid"), plan)
-    assert auth.status == EXIT_PREREQ and "modal token new" in str(auth)
-    gpu = modal_backend.explain(InvalidError("GPU type 'H200' is not available in your workspace"), plan)
-    assert gpu.status == EXIT_USAGE and str(gpu).startswith("GPU type H200 is not available on Modal now")
-    for e in (timeout, auth, gpu):
-        assert "\n" not in str(e)
-
-
-def test_an_exception_for_one_job_keeps_the_others(capsys, monkeypatch, tmp_path):
+def test_a_job_modal_raised_for_is_named_and_keeps_its_exit_status(capsys, monkeypatch, tmp_path):
+    """A timeout Modal raised for one job (its container outlived Modal's limit) exits 124, not 1, and the
+    line names that job; the other job's result is kept."""
     case = {"m": 128, "k": 256, "l": 1, "seed": 1111}
-    outcomes = [ok_result(0, bench_doc(case, 5000.0)), FunctionTimeoutError("Function timed out\nafter 720 s")]
+    timeout = RunnerError("timeout: ran past Modal's limit of 720 s (Function timed out)", EXIT_TIMEOUT)
+    outcomes = [ok_result(0, bench_doc(case, 5000.0)), JobError(1, timeout)]
     argv = ["bench", "gemv", "--case", SMALL_CASES[0], "--case", SMALL_CASES[1]]
     status, _, err, doc = run_main(argv, outcomes, capsys, monkeypatch, tmp_path)
-    assert status == 1 and "[2/2] a job: timeout: a job ran past Modal's limit" in err
-    assert len(doc["impls"]["submission"]["cases"]) == 1 and doc["remote"]["jobs"][1]["error"] == "no result came back"
+    assert status == EXIT_TIMEOUT
+    assert "[2/2] gemv [m: 256; k: 512; l: 2; seed: 7]: TIMEOUT, exit 124: timeout: ran past Modal's limit" in err
+    assert len(doc["impls"]["submission"]["cases"]) == 1
+    assert doc["remote"]["jobs"][1] == {"name": "gemv [m: 256; k: 512; l: 2; seed: 7]", "rc": EXIT_TIMEOUT,
+                                        "timed_out": True, "error": str(timeout)}
+
+
+def test_the_results_file_records_the_modal_app(capsys, monkeypatch, tmp_path):
+    case = {"m": 128, "k": 256, "l": 1, "seed": 1111}
+    outcomes = [RemoteApp("ap-123", "https://modal.com/apps/ws/main/ap-123"), ok_result(0, bench_doc(case, 5e3))]
+    status, _, err, doc = run_main(["bench", "gemv", "--case", SMALL_CASES[0]], outcomes, capsys, monkeypatch, tmp_path)
+    assert status == 0 and "Modal app ap-123: https://modal.com/apps/ws/main/ap-123" in err
+    assert doc["remote"]["modal_app"] == {"app_id": "ap-123", "url": "https://modal.com/apps/ws/main/ap-123"}
+    assert doc["remote"]["interrupted"] is False
+
+
+def interrupted_between_jobs(*_):
+    """A backend run interrupted by Ctrl-C while the consumer held the first job's result."""
+    case = {"m": 128, "k": 256, "l": 1, "seed": 1111}
+    yield ok_result(0, bench_doc(case, 5000.0))
+    raise KeyboardInterrupt
+
+
+@pytest.mark.parametrize("where", ["in the backend", "between two outcomes"])
+def test_ctrl_c_marks_the_run_interrupted_and_exits_130(where, capsys, monkeypatch, tmp_path):
+    """Modal's app runner swallows Ctrl-C: the backend reports Interrupted instead; one that comes while the
+    command line holds an outcome is caught there. Either way no partial run passes for a finished one."""
+    case = {"m": 128, "k": 256, "l": 1, "seed": 1111}
+    argv = ["bench", "gemv", "--case", SMALL_CASES[0], "--case", SMALL_CASES[1]]
+    if where == "in the backend":
+        status, _, err, doc = run_main(argv, [ok_result(0, bench_doc(case, 5e3)), Interrupted()], capsys, monkeypatch,
+                                       tmp_path)
+    else:
+        monkeypatch.setattr(cli, "REPO", tmp_path)
+        monkeypatch.setattr(cli, "LOCAL_RESULTS", tmp_path / "results" / "local")
+        monkeypatch.setattr(cli.bundle, "pack", lambda repo: b"packed")
+        monkeypatch.setattr(cli.bundle, "tree_files", lambda repo: [])
+        status = cli.main(argv, run_jobs=interrupted_between_jobs)
+        err = capsys.readouterr().err
+        doc = json.loads(next((tmp_path / "results" / "local").glob("*.json")).read_text())
+    assert status == EXIT_INTERRUPTED
+    assert "runner: interrupted (Ctrl-C): 1 of 2 jobs came back" in err
+    assert doc["remote"]["interrupted"] is True
+    assert doc["remote"]["jobs"][1]["error"] == "interrupted before it finished"
+    assert doc["impls"]["submission"]["check"] == "fail"  # no score from one case of two
+
+
+def test_a_timeout_past_modals_24_hours_is_refused_before_anything_starts(capsys):
+    assert cli.main(["bench", "gemv", "--timeout", "86281", "--dry-run"]) == EXIT_USAGE
+    assert capsys.readouterr().err.strip().splitlines() == [
+        "runner: --timeout: at most 86280 s (Modal's limit of 24 h less the 120 s a job needs to start), got 86281"]
+    assert make_plan("bench", ["gemv"], "B200", 86280, 4).timeout_s == 86280
+
+
+def pytest_tail(summary: str, *skips: str) -> str:
+    return "".join(f"SKIPPED [1] tests/test_a.py:{i}: {reason}\n" for i, reason in enumerate(skips)) + summary
+
+
+@pytest.mark.parametrize(("tail", "failure"), [
+    (pytest_tail("12 passed, 3 skipped in 4.0s\n", "needs a Hopper sm_90 GPU (have (10, 0))"), None),
+    (pytest_tail("3 skipped in 1.0s\n", *["needs a Hopper sm_90 GPU (have (10, 0))"] * 3), None),
+    (pytest_tail("4 skipped in 1.0s\n", "no CUDA device (torch.cuda.is_available() is False)",
+                 "needs a Blackwell sm_100 GPU (have none)"),
+     "every test skipped: no CUDA device (torch.cuda.is_available() is False)"),
+    ("2 skipped in 1.0s\n", "every test skipped: no reason shown"),
+])
+def test_a_gpu_test_file_in_which_every_test_skipped_is_not_a_pass(tail, failure, capsys, monkeypatch, tmp_path):
+    """On a GPU, a file whose tests all skipped passes only where each skip names another GPU architecture:
+    CUDA unusable in the container skips every test, and that is a failure, not success."""
+    assert merge.gpu_test_file_failure(0, tail) == failure
+    argv = ["test", "tests/test_sm100_kernels.py"]
+    status, out, _, doc = run_main(argv, [ok_result(0, None, tail=tail)], capsys, monkeypatch, tmp_path)
+    assert doc["passed"] is (failure is None) and status == (0 if failure is None else EXIT_FAILED)
+    if failure:
+        assert f"FAILED: {failure}" in out
 
 
 def test_without_modal_it_says_how_to_install_it(capsys, monkeypatch):
@@ -394,24 +463,57 @@ def test_without_modal_it_says_how_to_install_it(capsys, monkeypatch):
     assert "locks/modal.txt" in err[0]
 
 
-def test_without_a_token_it_says_modal_token_new(capsys, monkeypatch, tmp_path):
+def no_modal_settings(monkeypatch, config: Path) -> None:
+    for var in [v for v in list(__import__("os").environ) if v.startswith("MODAL_")]:
+        monkeypatch.delenv(var)
+    monkeypatch.setenv("MODAL_CONFIG_PATH", str(config))
+
+
+def test_without_credentials_it_says_modal_token_new(capsys, monkeypatch, tmp_path):
     monkeypatch.setitem(sys.modules, "modal", types.ModuleType("modal"))  # installed, never called
-    for var in ("MODAL_TOKEN_ID", "MODAL_TOKEN_SECRET", "MODAL_PROFILE"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("MODAL_CONFIG_PATH", str(tmp_path / "none.toml"))
+    no_modal_settings(monkeypatch, tmp_path / "none.toml")
     assert cli.main(["b200", "--runner", "modal"]) == EXIT_PREREQ
-    err = capsys.readouterr().err.strip().splitlines()
-    assert err == ["runner: not authenticated with Modal: run `modal token new` (or set MODAL_TOKEN_ID and "
-                   "MODAL_TOKEN_SECRET)"]
+    assert capsys.readouterr().err.strip().splitlines() == [f"runner: {credentials.TOKEN_HINT}"]
 
 
-def test_the_token_check_reads_modals_config(tmp_path):
-    config = tmp_path / "modal.toml"
-    assert not modal_backend.has_token({}, config)
-    config.write_text('[work]\ntoken_id = "ak-1"\ntoken_secret = "as-2"\nactive = true\n')
-    assert modal_backend.has_token({}, config)
-    assert not modal_backend.has_token({"MODAL_PROFILE": "other"}, config)
-    assert modal_backend.has_token({"MODAL_TOKEN_ID": "ak-1", "MODAL_TOKEN_SECRET": "as-2"}, tmp_path / "none")
+PROFILES = {"work": 'token_id = "ak-1"\ntoken_secret = "as-2"\n', "home": 'token_id = "ak-3"\ntoken_secret = "as-4"\n'}
+OAUTH_ENV = {"MODAL_OAUTH_REFRESH_TOKEN": "rt", "MODAL_OAUTH_CLIENT_ID": "ci", "MODAL_OAUTH_CLIENT_SECRET": "ov-s"}
+# (case, config file text or None, environment, the problem's start or None): what the client accepts
+CREDENTIAL_CASES = [
+    ("no config, no variables", None, {}, "not authenticated with Modal"),
+    ("token variables", None, {"MODAL_TOKEN_ID": "ak-1", "MODAL_TOKEN_SECRET": "as-2"}, None),
+    ("one token variable", None, {"MODAL_TOKEN_ID": "ak-1"}, "not authenticated with Modal"),
+    ("OAuth variables", None, OAUTH_ENV, None),
+    ("OAuth with a JWT key", None, {**OAUTH_ENV, "MODAL_OAUTH_CLIENT_SECRET": "", "MODAL_OAUTH_JWT_KEY": "k"}, None),
+    ("OAuth without its client id", None, {**OAUTH_ENV, "MODAL_OAUTH_CLIENT_ID": ""}, "incomplete Modal OAuth"),
+    ("OAuth with both secrets", None, {**OAUTH_ENV, "MODAL_OAUTH_JWT_KEY": "k"}, "incomplete Modal OAuth"),
+    ("OAuth keys in the config", '[default]\noauth_refresh_token = "rt"\noauth_client_id = "ci"\n'
+                                 'oauth_client_secret = "ov-s"\n', {}, None),
+    ("OAuth beside a token", "[default]\n" + PROFILES["work"], OAUTH_ENV, "both a Modal token and OAuth"),
+    ("one profile, not marked active", "[work]\n" + PROFILES["work"], {}, "not authenticated with Modal"),
+    ("the default profile", "[default]\n" + PROFILES["work"], {}, None),
+    ("the active one of two", "[work]\n" + PROFILES["work"] + "active = true\n[home]\n" + PROFILES["home"], {}, None),
+    ("two profiles, none active", "[work]\n" + PROFILES["work"] + "[home]\n" + PROFILES["home"], {},
+     "no Modal profile is active"),
+    ("two profiles, MODAL_PROFILE", "[work]\n" + PROFILES["work"] + "[home]\n" + PROFILES["home"],
+     {"MODAL_PROFILE": "home"}, None),
+    ("two active profiles", "[work]\n" + PROFILES["work"] + "active = true\n[home]\n" + PROFILES["home"]
+     + "active = true\n", {}, "more than one Modal profile is active"),
+    ("MODAL_PROFILE not in the file", "[work]\n" + PROFILES["work"], {"MODAL_PROFILE": "gone"},
+     "Modal profile 'gone' (MODAL_PROFILE) is not in"),
+    ("an empty variable wins over the file", "[default]\n" + PROFILES["work"], {"MODAL_TOKEN_SECRET": ""},
+     "not authenticated with Modal"),
+]
+
+
+@pytest.mark.parametrize(("case", "config", "env", "want"), CREDENTIAL_CASES, ids=[c[0] for c in CREDENTIAL_CASES])
+def test_the_credential_check_decides_as_modals_client(case, config, env, want, tmp_path):
+    """tests/test_runner_modal_client.py runs every case through the installed client as well."""
+    path = tmp_path / "modal.toml"
+    if config is not None:
+        path.write_text(config)
+    got = credentials.problem({**env, "MODAL_CONFIG_PATH": str(path)})
+    assert (got is None) if want is None else (got or "").startswith(want), got
 
 
 # ----- modal stays optional -----------------------------------------------------------------------
@@ -445,6 +547,14 @@ def test_modal_is_an_optional_extra_with_its_own_lock():
     assert not any(r.startswith("modal") for r in project["dependencies"] + project["optional-dependencies"]["dev"])
     assert any(r.startswith("modal") for r in project["optional-dependencies"]["modal"])
     assert "modal" in lock_pins("modal")
+    # bounded above: a client release may remove what this one only deprecates (wrap_returned_exceptions did)
+    from packaging.requirements import Requirement
+
+    (extra,) = [Requirement(r) for r in project["optional-dependencies"]["modal"]]
+    pinned = lock_pins("modal")["modal"]
+    assert extra.specifier.contains(pinned), (str(extra), pinned)
+    major, minor = (int(x) for x in pinned.split(".")[:2])
+    assert not extra.specifier.contains(f"{major}.{minor + 1}.0"), f"{extra} lets the next minor release in"
     for other in ("dev", "gpu", "leaderboard", "tools", "runner-dsl", "ci"):
         assert "modal" not in lock_pins(other), other
     noxfile = (REPO / "noxfile.py").read_text()

@@ -1,4 +1,4 @@
-"""The sm100 configs' arithmetic is plain Python: a chooser, the B200 model (scripts/b200.py) or a
+"""The sm100 configs' arithmetic is plain Python: a chooser, the B200 model (harness/b200/model.py) or a
 tool can size and schedule the sm100 kernels on a machine without the CuTe DSL."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 DSL_FREE = ["shared.devices", "shared.cute.sm100_config", "problems.group_gemm.schedule_sm100", "shared.sm100_variants",
             "shared.sm100_gates", "problems.group_gemm.order", "problems.group_gemm.config", "problems.gemm.config",
-            "problems.dual_gemm.config", "problems.gemv.config", "scripts.b200_model"]
+            "problems.dual_gemm.config", "problems.gemv.config", "harness.b200.model"]
 
 
 def test_the_sm100_sizes_and_the_grouped_schedule_import_without_the_dsl():

@@ -4,10 +4,12 @@
                              [--timeout S] [--max-gpus N] [--dry-run]
 
 Steps: the plan (printed before anything starts; --dry-run adds the image spec and stops there, having
-sent nothing), the prerequisites (modal installed, a token), the working tree packed, the jobs mapped
-over Modal containers with one progress line per job as it finishes, the results merged into results/
-as a local run writes them. Exit status: 0; the first failed job's (124 for a timeout); 112 when a check
-failed; 2 for bad arguments; 3 for a missing prerequisite.
+sent nothing), the prerequisites (modal installed, credentials), the working tree packed, one Modal call
+per job with one progress line per job as it finishes, the results merged into results/local/ as a local
+run writes them, with the Modal app's id and page. Exit status: 0; the first failed job's, in the plan's
+order (124 for a timeout, the job's own or Modal's); 112 when a check failed; 130 when interrupted
+(Ctrl-C: the results that came back are written, marked interrupted); 2 for bad arguments; 3 for a
+missing prerequisite.
 """
 
 from __future__ import annotations
@@ -20,10 +22,12 @@ import tempfile
 from pathlib import Path
 
 from harness.runner import bundle, image, merge
-from harness.runner.errors import EXIT_FAILED, EXIT_TIMEOUT, RunnerError
+from harness.runner.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_TIMEOUT, RunnerError
+from harness.runner.outcomes import Collected, Interrupted, JobError, RemoteApp
 from harness.runner.plan import GPUS, REPO, Plan, describe, make_plan, manifest
 
 EXIT_CHECK = 112
+LOCAL_RESULTS = REPO / "results" / "local"  # a user's runs: git-ignored (results/*.json is the committed record)
 DEFAULT_TIMEOUT_S = 1200
 DEFAULT_MAX_GPUS = 4
 
@@ -64,21 +68,36 @@ def progress_line(plan: Plan, done: int, r: dict) -> str:
     return f"[{done}/{len(plan.jobs)}] {plan.jobs[r['index']].name}: {status}"
 
 
-def collect(plan: Plan, outcomes, out=None) -> tuple[list[dict], list[str]]:
-    """The job results from an iterable of results or exceptions; one progress line per job."""
-    out = out or sys.stderr
-    results, errors = [], []
-    for outcome in outcomes:
-        if isinstance(outcome, BaseException):
-            from harness.runner.modal_backend import explain
+def error_line(plan: Plan, done: int, e: JobError) -> str:
+    """`[3/5] b200 gemm: TIMEOUT, exit 124: ...` for a job Modal raised for instead of returning its result."""
+    kind = "TIMEOUT" if e.error.status == EXIT_TIMEOUT else "FAILED"
+    return f"[{done}/{len(plan.jobs)}] {plan.jobs[e.index].name}: {kind}, exit {e.error.status}: {e.error}"
 
-            line = str(explain(outcome, plan))
-            errors.append(line)
-            print(f"[{len(results) + len(errors)}/{len(plan.jobs)}] a job: {line}", file=out, flush=True)
-            continue
-        results.append(outcome)
-        print(progress_line(plan, len(results) + len(errors), outcome), file=out, flush=True)
-    return results, errors
+
+def collect(plan: Plan, outcomes, out=None) -> Collected:
+    """Everything a run gives back, with one progress line per job; Ctrl-C here (between two outcomes)
+    marks the run interrupted and closes the backend's run, which stops the app."""
+    out = out or sys.stderr
+    got = Collected()
+    try:
+        for outcome in outcomes:
+            if isinstance(outcome, RemoteApp):
+                got.app = outcome
+                print(f"Modal app {outcome.app_id}" + (f": {outcome.url}" if outcome.url else ""), file=out, flush=True)
+            elif isinstance(outcome, Interrupted):
+                got.interrupted = True
+            elif isinstance(outcome, JobError):
+                got.errors[outcome.index] = outcome.error
+                print(error_line(plan, got.done, outcome), file=out, flush=True)
+            else:
+                got.results.append(outcome)
+                print(progress_line(plan, got.done, outcome), file=out, flush=True)
+    except KeyboardInterrupt:
+        got.interrupted = True
+        close = getattr(outcomes, "close", None)
+        if close is not None:
+            close()
+    return got
 
 
 def sol_b200(plan: Plan, rest: list[str]) -> list | None:
@@ -89,14 +108,14 @@ def sol_b200(plan: Plan, rest: list[str]) -> list | None:
     return spec.get("speed_of_light_b200_us") if len(spec["benchmarks"]) == len(plan.jobs) else None
 
 
-def merged_document(plan: Plan, results: list[dict], prov: bundle.Provenance, rest: list[str]) -> tuple[dict, Path]:
+def merged_document(plan: Plan, got: Collected, prov: bundle.Provenance, rest: list[str]) -> tuple[dict, Path]:
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
     if plan.command == "bench":
-        doc = merge.merge_bench(plan, results, prov, sol_b200(plan, rest))
-        return doc, REPO / "results" / "local" / f"{plan.problem}-{stamp}.json"
+        doc = merge.merge_bench(plan, got, prov, sol_b200(plan, rest))
+        return doc, LOCAL_RESULTS / f"{plan.problem}-{stamp}.json"
     if plan.command == "b200":
-        return merge.merge_b200(plan, results, prov), REPO / "results" / "local" / f"b200-{stamp}.json"
-    return merge.merge_tests(plan, results, prov), REPO / "results" / "local" / f"test-{plan.gpu}-{stamp}.json"
+        return merge.merge_b200(plan, got, prov), LOCAL_RESULTS / f"b200-{stamp}.json"
+    return merge.merge_tests(plan, got, prov), LOCAL_RESULTS / f"test-{plan.gpu}-{stamp}.json"
 
 
 def summary(plan: Plan, doc: dict) -> list[str]:
@@ -114,25 +133,30 @@ def summary(plan: Plan, doc: dict) -> list[str]:
     if plan.command == "b200":
         return [f"{p:10} {v['verdict']}" + (f"  failed: {v['failed_steps']}" if v.get("failed_steps") else "")
                 for p, v in doc["verdicts"].items()]
-    return [f"{f['file']:36} exit {f['rc']}  {f['summary']}" for f in doc["files"]]
+    return [f"{f['file']:36} exit {f['rc']}  {f['summary']}" + (f"  FAILED: {f['failure']}" if f["failure"] else "")
+            for f in doc["files"]]
 
 
 def write_gates_from(doc: dict) -> None:
-    """The gates table from the remote jobs' variants stages (scripts/b200.py write_gates: B200 only)."""
-    from scripts import b200
+    """The gates table from the remote jobs' variants stages (harness/b200/gates_table.py: B200 only)."""
+    from harness.b200 import gates_table
 
     try:
-        b200.write_gates({p: {"cases": v["cases"]} for p, v in doc["variants"].items()}, doc.get("gpu") or {})
-    except b200.NotB200 as e:
+        gates_table.write_gates(doc["variants"], doc.get("gpu") or {})
+    except gates_table.NotB200 as e:
         print(f"runner: gates table not written: {e}", file=sys.stderr)
         return
-    path = b200.GATES_PATH
+    path = gates_table.GATES_PATH
     print(f"gates table written to {path.relative_to(REPO) if path.is_relative_to(REPO) else path}")
 
 
-def exit_status(plan: Plan, results: list[dict], errors: list[str], doc: dict) -> int:
-    by_index = {r["index"]: r for r in results}
+def exit_status(plan: Plan, got: Collected, doc: dict) -> int:
+    if got.interrupted:
+        return EXIT_INTERRUPTED
+    by_index = {r["index"]: r for r in got.results}
     for i in range(len(plan.jobs)):
+        if i in got.errors:
+            return got.errors[i].status
         r = by_index.get(i)
         if r is None:
             continue
@@ -141,7 +165,7 @@ def exit_status(plan: Plan, results: list[dict], errors: list[str], doc: dict) -
         ok = (0, 5) if plan.command == "test" else (0, EXIT_CHECK) if plan.command == "bench" else (0, 1)
         if r["rc"] not in ok:
             return r["rc"]
-    if errors or len(results) < len(plan.jobs):
+    if got.done < len(plan.jobs):
         return EXIT_FAILED
     if plan.command == "bench":
         return 0 if all(r["check"] == "pass" for r in doc["impls"].values()) else EXIT_CHECK
@@ -151,7 +175,8 @@ def exit_status(plan: Plan, results: list[dict], errors: list[str], doc: dict) -
 
 
 def main(argv: list[str] | None = None, run_jobs=None) -> int:
-    """run_jobs(plan, spec, bundle_file, jobs) -> iterable of results/exceptions; default: Modal's map."""
+    """run_jobs(plan, spec, bundle_file, jobs) -> iterable of outcomes (harness/runner/outcomes.py); default:
+    Modal (modal_backend.run)."""
     args, rest = parse(sys.argv[1:] if argv is None else argv)
     try:
         plan = make_plan(args.command, rest, args.gpu, args.timeout, args.max_gpus)
@@ -159,6 +184,11 @@ def main(argv: list[str] | None = None, run_jobs=None) -> int:
         print(describe(plan), flush=True)
         if args.dry_run:
             print(image.describe(spec))
+            if plan.command == "b200":
+                from harness.b200.gates_table import key_lines
+
+                where = "the image's, locks/leaderboard.txt: `nox -s package`'s default target"
+                print("\n".join(key_lines(spec["pins"]["nvidia-cutlass-dsl"], where)))
             print("dry run: nothing sent")
             return 0
         if run_jobs is None:
@@ -175,20 +205,27 @@ def main(argv: list[str] | None = None, run_jobs=None) -> int:
         with tempfile.TemporaryDirectory(prefix="nvfp4-bundle-") as tmp:
             bundle_file = Path(tmp) / "tree.tar.gz"
             bundle_file.write_bytes(packed)
-            results, errors = collect(plan, run_jobs(plan, spec, bundle_file, job_inputs(plan, prov)))
+            got = collect(plan, run_jobs(plan, spec, bundle_file, job_inputs(plan, prov)))
     except RunnerError as e:
         print(f"runner: {e}", file=sys.stderr)
         return e.status
-    doc, path = merged_document(plan, results, prov, rest)
+    doc, path = merged_document(plan, got, prov, rest)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(doc, indent=1, default=str) + "\n")
     print("\n".join(summary(plan, doc)))
     if plan.command == "b200" and doc.get("variants"):
-        write_gates_from(doc)
+        if got.interrupted:
+            print("runner: gates table not written: the run was interrupted", file=sys.stderr)
+        else:
+            write_gates_from(doc)
     for job in doc["remote"]["jobs"]:
         if job.get("rc") not in (0, None) and not (plan.command == "test" and job["rc"] == 5):
             print(f"runner: {job['name']}: remote exit {job['rc']}: {job.get('error')}", file=sys.stderr)
-    status = exit_status(plan, results, errors, doc)
-    print(f"results written to {path.relative_to(REPO)} ({len(results)}/{len(plan.jobs)} jobs came back)",
-          file=sys.stderr)
+    if got.interrupted:
+        print(f"runner: interrupted (Ctrl-C): {got.done} of {len(plan.jobs)} jobs came back; the others were stopped "
+              "with the Modal app", file=sys.stderr)
+    status = exit_status(plan, got, doc)
+    shown = path.relative_to(REPO) if path.is_relative_to(REPO) else path
+    print(f"results written to {shown} ({len(got.results)}/{len(plan.jobs)} jobs came back"
+          f"{', interrupted' if got.interrupted else ''})", file=sys.stderr)
     return status

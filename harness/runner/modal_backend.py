@@ -1,26 +1,37 @@
-"""Modal itself: the prerequisites, the image, the function and the map over the jobs.
+"""Modal itself: the prerequisites, the image, the function, one call per job and its outcome.
 
 The only module that imports `modal`, and only inside require_modal(), so that --dry-run, the CPU
-sessions and the tests run without it. Errors from Modal become one line each (explain()), matched by
-the exception's class name so that the tests can raise look-alikes without Modal installed.
+sessions and the tests without the client run without it. Every keyword passed to the client is one the
+pinned release (locks/modal.txt) takes without a deprecation warning: tests/test_runner_modal_client.py
+builds these objects with warnings as errors.
+
+One call per job (Function.spawn), each awaited concurrently, so that a result or an exception is known
+to belong to its job as it comes back (Function.map with order_outputs=False yields exceptions without
+their input). Ctrl-C is caught here, inside the app's context: Modal's app runner would otherwise swallow
+it and return as if the run had ended; the run is marked Interrupted and the app stopped, which stops
+its containers.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import importlib
 import os
-import tomllib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from harness.runner.errors import EXIT_FAILED, EXIT_PREREQ, EXIT_TIMEOUT, EXIT_USAGE, RunnerError
+from harness.runner import credentials
+from harness.runner.errors import EXIT_PREREQ, RunnerError
+from harness.runner.image import apt_command
 from harness.runner.job import BUNDLE_PATH, remote_entry
-from harness.runner.plan import GPUS, REPO, Plan
+from harness.runner.modal_errors import explain
+from harness.runner.outcomes import Interrupted, JobError, RemoteApp
+from harness.runner.plan import GPUS, MODAL_TIMEOUT_MARGIN_S, REPO, Plan
 
 INSTALL_HINT = ("modal is not installed: pip install --require-hashes --no-deps -r locks/modal.txt "
                 "(or pip install -e '.[modal]'); `nox -s bench -- ... --runner modal` installs it itself")
-TOKEN_HINT = "not authenticated with Modal: run `modal token new` (or set MODAL_TOKEN_ID and MODAL_TOKEN_SECRET)"
-MODAL_TIMEOUT_MARGIN_S = 120  # unpacking the tree and probing the GPU, beyond the command's own timeout
+APP_NAME = "nvfp4-runner"
 
 
 def require_modal(importer: Callable = importlib.import_module):
@@ -31,45 +42,16 @@ def require_modal(importer: Callable = importlib.import_module):
         raise RunnerError(INSTALL_HINT, EXIT_PREREQ) from None
 
 
-def has_token(env: dict | None = None, config_path: Path | None = None) -> bool:
-    """Whether Modal's client has credentials: MODAL_TOKEN_ID/SECRET, or a profile with both in the config
-    file that `modal token new` writes (MODAL_CONFIG_PATH, default ~/.modal.toml). No network: whether
-    the token is still valid shows on the first call (AuthError, explained below)."""
-    env = os.environ if env is None else env
-    if env.get("MODAL_TOKEN_ID") and env.get("MODAL_TOKEN_SECRET"):
-        return True
-    path = config_path or Path(env.get("MODAL_CONFIG_PATH") or Path.home() / ".modal.toml")
-    try:
-        config = tomllib.loads(path.read_text())
-    except (OSError, tomllib.TOMLDecodeError):
-        return False
-    profile = env.get("MODAL_PROFILE")
-    profiles = [config.get(profile, {})] if profile else [p for p in config.values() if isinstance(p, dict)]
-    return any(p.get("token_id") and p.get("token_secret") for p in profiles)
-
-
-def require_token(env: dict | None = None, config_path: Path | None = None) -> None:
-    if not has_token(env, config_path):
-        raise RunnerError(TOKEN_HINT, EXIT_PREREQ)
-
-
-def explain(exc: BaseException, plan: Plan) -> RunnerError:
-    """One line for an exception raised by Modal's client."""
-    kind, text = type(exc).__name__, " ".join(str(exc).split())[:300]
-    if kind == "AuthError":
-        return RunnerError(f"{TOKEN_HINT} (Modal said: {text})", EXIT_PREREQ)
-    if kind in ("FunctionTimeoutError", "TimeoutError"):
-        return RunnerError(f"timeout: a job ran past Modal's limit of {plan.timeout_s + MODAL_TIMEOUT_MARGIN_S} s "
-                           f"({text})", EXIT_TIMEOUT)
-    if kind in ("InvalidError", "NotFoundError", "ResourceExhaustedError") and "gpu" in text.lower():
-        return RunnerError(f"GPU type {plan.gpu} is not available on Modal now: {text}", EXIT_USAGE)
-    return RunnerError(f"remote failure: {kind}: {text}", EXIT_FAILED)
+def require_token(env: dict | None = None) -> None:
+    trouble = credentials.problem(env)
+    if trouble:
+        raise RunnerError(trouble, EXIT_PREREQ)
 
 
 def build_image(modal, spec: dict, bundle_file: Path):
     """The image of image.image_spec, with this package and the packed tree mounted (not baked in: an edit
     reuses the cached image)."""
-    image = modal.Image.from_registry(spec["base"], add_python=spec["python"]).apt_install(*spec["apt"])
+    image = modal.Image.from_registry(spec["base"], add_python=spec["python"]).run_commands(apt_command(spec))
     for lock in spec["locks"]:
         image = image.pip_install_from_requirements(str(REPO / lock), extra_options=spec["pip_options"])
     return (image.env(spec["env"])
@@ -77,18 +59,77 @@ def build_image(modal, spec: dict, bundle_file: Path):
             .add_local_file(str(bundle_file), BUNDLE_PATH))
 
 
-def run(plan: Plan, spec: dict, bundle_file: Path, jobs: list[dict]) -> Iterator[dict | BaseException]:
-    """Each job's result as it finishes (any order), or the exception Modal raised for it."""
+def function_options(plan: Plan) -> dict:
+    """The keywords of app.function: the job's GPU, Modal's timeout (the job's own plus the start), at most
+    --max-gpus containers, no retries (a failed job is reported, not rerun)."""
+    return {"gpu": GPUS[plan.gpu].modal_name, "timeout": plan.timeout_s + MODAL_TIMEOUT_MARGIN_S,
+            "max_containers": plan.max_gpus, "retries": 0, "serialized": True}
+
+
+@contextlib.contextmanager
+def image_builder(version: str):
+    """MODAL_IMAGE_BUILDER_VERSION for this process while the app runs (the client reads it per build)."""
+    old = os.environ.get("MODAL_IMAGE_BUILDER_VERSION")
+    os.environ["MODAL_IMAGE_BUILDER_VERSION"] = version
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop("MODAL_IMAGE_BUILDER_VERSION", None)
+        else:
+            os.environ["MODAL_IMAGE_BUILDER_VERSION"] = old
+
+
+def completion_order(calls: dict[int, object]) -> Iterator[tuple[int, object]]:
+    """(job index, its result or the exception its call raised), as each call finishes."""
+
+    async def outcome(index: int, call) -> tuple[int, object]:
+        try:
+            return index, await call.get.aio()
+        except Exception as e:  # noqa: BLE001 - the job's failure, handed to the caller with its index
+            return index, e
+
+    loop = asyncio.new_event_loop()
+    pending = {loop.create_task(outcome(i, c)) for i, c in calls.items()}
+    try:
+        while pending:
+            done, pending = loop.run_until_complete(asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED))
+            for task in done:
+                yield task.result()
+    finally:
+        for task in pending:
+            task.cancel()
+        if pending:
+            loop.run_until_complete(asyncio.wait(pending))
+        loop.close()
+
+
+def run(plan: Plan, spec: dict, bundle_file: Path, jobs: list[dict]) -> Iterator:
+    """Each job's result or JobError as it finishes (any order), the RemoteApp first, Interrupted last."""
     modal = require_modal()
     require_token()
-    app = modal.App("nvfp4-runner")
-    function = app.function(image=build_image(modal, spec, bundle_file), gpu=GPUS[plan.gpu].modal_name,
-                            timeout=plan.timeout_s + MODAL_TIMEOUT_MARGIN_S, max_containers=plan.max_gpus,
-                            retries=0, serialized=True)(remote_entry)
+
+    def one_line(e: BaseException) -> RunnerError:
+        return explain(e, modal.exception, timeout_s=plan.timeout_s, gpu=plan.gpu,
+                       python=spec["python_release"] or spec["python"], builder=spec["image_builder"])
+
+    app = modal.App(APP_NAME)
+    function = app.function(image=build_image(modal, spec, bundle_file), **function_options(plan))(remote_entry)
+    interrupted = False
     try:
-        with modal.enable_output(), app.run():
-            yield from function.map(jobs, order_outputs=False, return_exceptions=True, wrap_returned_exceptions=False)
+        with image_builder(spec["image_builder"]), modal.enable_output(), app.run():
+            yield RemoteApp(app.app_id, app.get_dashboard_url())
+            try:
+                calls = {job["index"]: function.spawn(job) for job in jobs}
+                for index, value in completion_order(calls):
+                    yield JobError(index, one_line(value)) if isinstance(value, BaseException) else value
+            except KeyboardInterrupt:
+                interrupted = True  # leaving the block normally stops the app and its containers
+    except KeyboardInterrupt:
+        interrupted = True  # during the image build or the app's start or stop
     except RunnerError:
         raise
     except Exception as e:  # noqa: BLE001 - Modal's client errors, made one line
-        raise explain(e, plan) from None
+        raise one_line(e) from None
+    if interrupted:
+        yield Interrupted()

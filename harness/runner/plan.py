@@ -2,7 +2,7 @@
 each, run in parallel up to --max-gpus), their estimated GPU-minutes and what that costs.
 
     bench  one job per benchmark case of the problem (or per --case given), the evaluator in each
-    b200   one job per problem (scripts/b200.py --problem P --tier skip) and one for the sm100 test tier
+    b200   one job per problem (the B200 session, --problem P --tier skip) and one for the sm100 test tier
     test   one job per test file that has GPU tests (pytest -m "gpu or sm90 or sm100" FILE)
 
 Reads the manifests and test files with PyYAML and the standard library only: no torch, no Modal.
@@ -18,6 +18,7 @@ from pathlib import Path
 
 import yaml
 
+from harness import options
 from harness.runner.errors import EXIT_USAGE, RunnerError
 
 REPO = Path(__file__).resolve().parents[2]
@@ -44,6 +45,11 @@ GPUS = {
 # Estimated minutes per job, container start included (image pull from Modal's cache, unpacking the tree,
 # CuTe DSL compiling the kernels: ~1 min). A guess to size the bill before it runs, not a measurement:
 # no job has run on Modal from this repository yet. The results JSON records each job's real seconds.
+# Modal's limit on a function's timeout, and what the runner adds to the job's own --timeout for the
+# container to unpack the tree and probe the GPU first (Modal's timeout is the backstop, the job's own
+# kill is what normally ends a job that runs too long).
+MODAL_MAX_TIMEOUT_S = 24 * 3600
+MODAL_TIMEOUT_MARGIN_S = 120
 START_MINUTES = 1.0
 WORK_MINUTES = {"bench case": 2.0, "b200 problem": 12.0, "b200 tier": 7.0, "test file": 4.0}
 GPU_MARKERS = re.compile(r"pytest\.mark\.(gpu|sm90|sm100)\b")
@@ -101,21 +107,11 @@ def manifest(problem: str) -> dict:
 
 
 def take_option(args: list[str], name: str) -> tuple[list[str], list[str]]:
-    """(the values of every `name VALUE` / `name=VALUE`, the other arguments)."""
-    values, rest, i = [], [], 0
-    while i < len(args):
-        if args[i] == name:
-            if i + 1 >= len(args):
-                raise RunnerError(f"{name} needs a value", EXIT_USAGE)
-            values.append(args[i + 1])
-            i += 2
-            continue
-        if args[i].startswith(name + "="):
-            values.append(args[i].split("=", 1)[1])
-        else:
-            rest.append(args[i])
-        i += 1
-    return values, rest
+    """(the values of every `name VALUE` / `name=VALUE`, the other arguments); a missing value is a usage error."""
+    try:
+        return options.take_option(args, name)
+    except options.MissingValue as e:
+        raise RunnerError(str(e), EXIT_USAGE) from None
 
 
 def bench_jobs(args: list[str]) -> tuple[str, list[Job]]:
@@ -141,7 +137,8 @@ def bench_jobs(args: list[str]) -> tuple[str, list[Job]]:
 
 
 def b200_jobs(args: list[str]) -> list[Job]:
-    """scripts/b200.py split: the sm100 test tier once, and each problem's evaluator steps in its own job."""
+    """The B200 session (harness/b200) split: the sm100 test tier once, and each problem's evaluator steps
+    in its own job."""
     refs, rest = take_option(args, "--reference-kernels")
     if refs:
         raise RunnerError("--reference-kernels names a local checkout, which --runner modal does not send; "
@@ -149,11 +146,16 @@ def b200_jobs(args: list[str]) -> list[Job]:
     problems, rest = take_option(rest, "--problem")
     for p in problems:
         manifest(p)
+    targets, rest = take_option(rest, "--dsl")
+    if any(t != "runner" for t in targets):
+        raise RunnerError("b200 --runner modal measures under the image's CuTe DSL, the leaderboard runner's "
+                          "(locks/leaderboard.txt): --dsl runner only; for another, run `nox -s b200 -- --dsl dev` "
+                          "on a machine with a B200", EXIT_USAGE)
     if rest:
         raise RunnerError(f"b200 --runner modal: unexpected arguments {' '.join(rest)}", EXIT_USAGE)
-    jobs = [Job("sm100 test tier", ("{python}", "-m", "scripts.b200", "--tier", "only", "--out", "{out}"), "b200 tier")]
+    jobs = [Job("sm100 test tier", ("{python}", "-m", "harness.b200", "--tier", "only", "--out", "{out}"), "b200 tier")]
     for p in problems or PROBLEMS:
-        jobs.append(Job(f"b200 {p}", ("{python}", "-m", "scripts.b200", "--problem", p, "--tier", "skip",
+        jobs.append(Job(f"b200 {p}", ("{python}", "-m", "harness.b200", "--problem", p, "--tier", "skip",
                                       "--out", "{out}"), "b200 problem"))
     return jobs
 
@@ -177,6 +179,9 @@ def make_plan(command: str, args: list[str], gpu: str, timeout_s: int, max_gpus:
         raise RunnerError(f"GPU type {gpu!r} is not available: --gpu takes {', '.join(GPUS)}", EXIT_USAGE)
     if timeout_s <= 0 or max_gpus <= 0:
         raise RunnerError("--timeout and --max-gpus must be positive", EXIT_USAGE)
+    if timeout_s + MODAL_TIMEOUT_MARGIN_S > MODAL_MAX_TIMEOUT_S:
+        raise RunnerError(f"--timeout: at most {MODAL_MAX_TIMEOUT_S - MODAL_TIMEOUT_MARGIN_S} s (Modal's limit of 24 h "
+                          f"less the {MODAL_TIMEOUT_MARGIN_S} s a job needs to start), got {timeout_s}", EXIT_USAGE)
     problem = None
     if command == "bench":
         problem, jobs = bench_jobs(args)
