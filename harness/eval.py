@@ -589,7 +589,7 @@ def spread_notes(name: str, result: dict) -> list[str]:
 
 
 # The unit of every figure in a results file, by key (the leaderboard's statistics are in ns).
-RESULT_UNITS = {"stats": "ns per call (runs: a count)", "graph_ns": "ns per call", "score_s": "s",
+RESULT_UNITS = {"stats": "ns per call (runs: a count)", "graph_ns": "ns per call", "score_s": "s", "checks_s": "s",
                 "*_us": "us", "spread_us": "us (p10, p90 of the samples)", "ceilings.bandwidth_Bps": "bytes/s",
                 "ceilings.flops": "FLOP/s"}
 

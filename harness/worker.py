@@ -11,6 +11,7 @@ import copy
 import importlib.util
 import os
 import sys
+import time
 import traceback
 import types
 from pathlib import Path
@@ -237,7 +238,8 @@ class Runner:
             samples, err = self.time_case(case, leaderboard, knobs, warm=warm_all)
             err = err or self.rebinding_error()
             result = {"case": case, "status": "fail" if err else "pass", "error": err, "stats": None,
-                      "path": self.path_taken(portable_before)}
+                      "path": self.path_taken(portable_before),
+                      "checks_s": {k: round(v, 3) for k, v in self.checks_s.items()}}
             if samples is not None:
                 result.update(samples_ns=samples.durations_ns, lags_ns=samples.lags_ns,
                               per_sample_inputs=samples.per_sample_inputs, stats=samples.stats().as_dict())
@@ -250,6 +252,10 @@ class Runner:
                 break  # the leaderboard stops at the first failing case; a rebinding taints every later one
         progress.done()
         return results
+
+    # Wall seconds of the last time_case outside its timed samples, by step (the loops' total includes the
+    # fresh values and rechecks between samples): what the evaluator's checks cost, reported per case.
+    checks_s: dict = {}
 
     def rebinding_error(self) -> str | None:
         return self.relied_on.error()
@@ -283,6 +289,9 @@ class Runner:
         place (and, in benchmark mode, the impl's untimed prepare); after it the outputs are rechecked:
         all of every sample in leaderboard mode, those of random samples (at least one among the first
         three) in benchmark mode. timed=False: the warm-up loop only."""
+        spent = self.checks_s = dict.fromkeys(("inputs_and_check", "value_sets", "own_call", "fresh_values",
+                                                "rechecks", "loops"), 0.0)
+        t0 = time.perf_counter()
         datas = self.inputs_of_case(case)
         expected = []
         for d in datas:
@@ -290,9 +299,14 @@ class Runner:
             if err:
                 return None, err
             expected.append(clone_data(want))  # the reference wrote it into d's own C, which the impl writes next
+        t1 = time.perf_counter()
         values = self.value_sets(case, datas, expected)
+        self.clock.sync()
+        t2 = time.perf_counter()
+        spent.update(inputs_and_check=t1 - t0, value_sets=t2 - t1)
         if leaderboard and len(datas) > 1:
             err = values.own_call_error(self.call, self.compare, self.clock.sync)
+            spent["own_call"] = time.perf_counter() - t2
             if err:
                 return None, err
         # The leaderboard has no prepare hook: leaderboard mode never calls it (what it did untimed, the
@@ -302,10 +316,12 @@ class Runner:
         state = {"sample": 0, "forced": 0}
 
         def before():
+            t = time.perf_counter()
             values.next_sample()
             if prepare:
                 for d in datas:
                     prepare(d)
+            spent["fresh_values"] += time.perf_counter() - t
             return None
 
         def sample():
@@ -324,7 +340,10 @@ class Runner:
             if err:
                 return err
             if leaderboard or index == state["forced"] or rng.random() < BENCH_RECHECK_SHARE:
-                return values.recheck_error(outs, self.compare, index)
+                t = time.perf_counter()
+                err = values.recheck_error(outs, self.compare, index)
+                spent["rechecks"] += time.perf_counter() - t
+                return err
             return None
 
         n = len(datas)
@@ -333,7 +352,9 @@ class Runner:
         samples = None
         for max_repeats, max_time_ns in loops:
             state.update(sample=0, forced=rng.randrange(3))
+            t = time.perf_counter()
             samples, err = T.sample_loop(self.clock, sample, max_repeats, max_time_ns, after, n, before)
+            spent["loops"] += time.perf_counter() - t
             err = err or (samples.unfinished_error() if samples else None)
             if err:
                 return None, err
