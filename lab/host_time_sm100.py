@@ -1,5 +1,5 @@
 """Host time per call of the sm100 path, up to the driver call, on a machine without a B200:
-`python scripts/host_time_sm100.py [--problems gemv gemm dual_gemm group_gemm] [--calls 2000] [--json OUT]`.
+`python lab/host_time_sm100.py [--problems gemv gemm dual_gemm group_gemm] [--calls 2000] [--json OUT]`.
 
 The sm100 kernels cannot launch on an H100, but everything a call does before the launch can run
 there: the submission's lookup of its prepared launch (tensor_key over the tensors it reads), or on
@@ -92,8 +92,8 @@ def main(argv=None) -> int:
                      "prepare_s": first_s / 4})
         recorded.clear()
 
-    host = platform.processor() or platform.machine()
-    print(f"sm100 path, launch swapped for a recorded no-op; host {platform.node()} ({host}), "
+    cpu = platform.processor() or platform.machine()
+    print(f"sm100 path, launch swapped for a recorded no-op; host {platform.node()} ({cpu}), "
           f"torch {torch.__version__}, GPU {torch.cuda.get_device_name()}")
     print(f"{'problem':<10} {'case':<40} {'same us':>8} {'rotating us':>12} {'first call s':>13}")
     for r in rows:

@@ -1,4 +1,4 @@
-"""Where a submission's host time per call goes, on a GPU: `python scripts/host_profile.py [PROBLEM ...]
+"""Where a submission's host time per call goes, on a GPU: `python lab/host_profile.py [PROBLEM ...]
 [--rotate 1 4] [--cases all] [--json OUT]`.
 
 For each problem's first benchmark case (group_gemm: also 16 groups, the second case's groups twice), on
