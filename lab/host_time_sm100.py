@@ -6,7 +6,7 @@ there: the submission's lookup of its prepared launch (tensor_key over the tenso
 a miss the checks, the config choice, the compile (for sm_100a, no GPU needed) and the marshalling.
 This script makes the submissions take their sm100 branch on the device at hand and swaps the two
 calls that reach the driver for recorded no-ops:
-  - host.checked_call (the DSL's plain call, taken once per prepared launch), and
+  - launch_binding.checked_call (the DSL's plain call, taken once per prepared launch), and
   - the executor's C entry point (the DSL's compiled host code, which encodes the TMA descriptors
     and calls cuLaunchKernel), replaced by a Python function that records its argument array.
 What the no-op leaves out is that entry point itself; on the sm90 path the same PreparedLaunch
@@ -45,16 +45,17 @@ def main(argv=None) -> int:
 
     from harness import problem as P
     from harness.worker import install_task_module
-    from shared.cute import host
+    from shared import device_facts
+    from shared.cute import launch_binding
 
     install_task_module()  # group_gemm's submission starts with the leaderboard's `from task import ...`
 
     device = torch.device("cuda", torch.cuda.current_device()) if torch.cuda.is_available() else None
     if device is None:
         raise SystemExit("host_time_sm100: needs a CUDA device for real device addresses (any GPU)")
-    host._ARCH_OF_DEVICE[device] = "sm100"  # take the sm100 branch on this device
+    device_facts._ARCH_OF_DEVICE[device] = "sm100"  # take the sm100 branch on this device
     recorded = []
-    host.checked_call = lambda fn, fn_args: recorded.append(("checked", fn))
+    launch_binding.checked_call = lambda fn, fn_args: recorded.append(("checked", fn))
 
     class RecordingExecutor:
         """The executor's halves with the C entry point swapped for a recorder."""
@@ -70,7 +71,7 @@ def main(argv=None) -> int:
 
             return (ctypes.c_void_p * len(exe_args))(*exe_args)
 
-    host._executor = lambda fn: RecordingExecutor()
+    launch_binding._executor = lambda fn: RecordingExecutor()
 
     rows = []
     for name in args.problems:

@@ -46,7 +46,7 @@ def jobs():
     from problems.dual_gemm.kernel_sm90 import DualGemmSm90
     from problems.gemm.config import SM90_CANDIDATES as GEMM_CANDIDATES
     from problems.gemm.kernel_sm90 import GemmSm90
-    from shared.cute.host import compile_sm90
+    from shared.cute.sm90_host import compile_sm90
 
     for name, cfg in GEMM_CANDIDATES.items():
         out.append((f"sm90/gemm/{name}", lambda o, c=cfg: compile_sm90(GemmSm90, c, o)))

@@ -345,7 +345,8 @@ CUTE_KERNEL = """\
     import cutlass
     import cutlass.cute as cute
 
-    from shared.cute_helpers import compile_arch, null_ptr
+    from shared.cute.compile_cache import compile_arch
+    from shared.cute.pointers import null_ptr
 
 
     @cute.kernel
@@ -375,11 +376,10 @@ CUTE_KERNEL = """\
 @pytest.mark.parametrize("arch", ["sm_90a", "sm_100a"])
 def test_cute_dsl_compiles_from_a_packaged_file(tmp_path, arch):
     pytest.importorskip("cutlass.cute", reason="nvidia-cutlass-dsl is not installed")
-    helpers = (REPO / "shared" / "cute" / "host.py").read_text()
-    # the kit host.py imports (inside functions too), as the repository has it
+    # the kit the helpers import (inside functions too), as the repository has it
     kit = {f.relative_to(REPO).as_posix(): f.read_text() for f in (REPO / "shared").rglob("*.py")
            if f.name != "__init__.py" or f.parent.name == "cute"}
-    files = {SUB: CUTE_KERNEL, "shared/cute_helpers.py": helpers, **kit}
+    files = {SUB: CUTE_KERNEL, **kit}
     text = pk.package("demo", repo=make_repo(tmp_path / "repo", files), lock=tmp_path / "none.txt").text
     d = tmp_path / "run"
     d.mkdir()

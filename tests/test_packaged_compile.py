@@ -162,7 +162,7 @@ def test_packaged_sm100_kernel_compiles(problem, tmp_path):
 
 
 def test_the_dsl_has_the_launch_halves_the_prepared_launch_uses():
-    """shared.cute.host.bind_compiled splits a compiled function's call into the DSL's own halves
+    """shared.cute.launch_binding.bind_compiled splits a compiled function's call into the DSL's own halves
     (marshal once, then one C call per launch). Those are internals; this names each one it uses, in
     the installed DSL: 4.8.1 under `nox -s test`, the runner's 4.3.5 under `nox -s runner_dsl`. Should a
     DSL drop one, bind_compiled falls back to the plain call (correct, slower) and this test says so."""
