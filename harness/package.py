@@ -54,6 +54,9 @@ the leaderboard runner's CuTe DSL 4.3.5) leaves out variants registered with run
 Output: `#!POPCORN leaderboard <name>` / `#!POPCORN gpu <GPU>` first (the server reads only the
 leading comment block), from problems/PROBLEM/manifest.yaml. Same inputs, same bytes: no dates,
 no absolute paths, modules in a fixed order.
+
+Exit status: 0 written; 1 refused (one line per finding); 2 a mistake in the arguments (one line: an
+unknown problem, a GPU or leaderboard the manifest does not offer, an unknown option).
 """
 
 from __future__ import annotations
@@ -64,6 +67,8 @@ import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from harness.arguments import EXIT_USAGE, OneLineParser, Usage, manifest_targets, problem_name
 
 REPO = Path(__file__).resolve().parent.parent
 PROJECT_PACKAGES = ("shared", "problems")
@@ -635,8 +640,8 @@ def write(problem: str, out: Path | None = None, **kw) -> tuple[Path, Packaged]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m harness.package", description=__doc__.split("\n\n")[0])
-    p.add_argument("problem")
+    p = OneLineParser(prog="python -m harness.package", description=__doc__.split("\n\n")[0])
+    p.add_argument("problem", type=problem_name)
     p.add_argument("--kernel", default=None, help="entry module: problems/PROBLEM/NAME.py or a .py path "
                                                   "(default: submission)")
     p.add_argument("--gpu", default=None, help="GPU directive (default: the manifest's first)")
@@ -648,8 +653,32 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def main(argv: list[str] | None = None) -> int:
+def check_target(problem: str, gpu: str | None, leaderboard: str | None) -> None:
+    """Usage (one line) where --gpu or --leaderboard is not the manifest's, checked without PyYAML
+    (arguments.manifest_targets); the packager checks again, whatever the manifest's form."""
+    manifest = manifest_targets(problem)
+    if manifest is None:
+        return
+    try:
+        target(manifest, gpu, leaderboard)
+    except PackageError as e:
+        raise Usage(e.findings[0].message) from None
+
+
+def check_arguments(argv: list[str] | None) -> argparse.Namespace:
+    """The command line, checked before anything is read or installed (the noxfile calls this first).
+    Usage (one line) on a mistake."""
     args = build_parser().parse_args(argv)
+    check_target(args.problem, args.gpu, args.leaderboard)
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        args = check_arguments(argv)
+    except Usage as e:
+        print(f"package: {e}", file=sys.stderr)
+        return EXIT_USAGE
     try:
         out, result = write(args.problem, Path(args.output) if args.output else None, kernel=args.kernel,
                             gpu=args.gpu, leaderboard=args.leaderboard,
