@@ -1,4 +1,4 @@
-"""A user's mistake on the command line of package and submit is one line and exit status 2,
+"""A user's mistake on the command line of report, package and submit is one line and exit status 2,
 and `nox -s bench | package | submit` says it before installing anything (harness/arguments.py: the
 same checks, standard library only, run in nox's own Python)."""
 
@@ -13,10 +13,13 @@ import pytest
 
 from harness import arguments as A
 from harness import package as pk
+from harness import report
 from harness import submit as sm
 
 REPO = Path(__file__).resolve().parent.parent
 UNKNOWN = "unknown problem 'gemmv' (known: gemv, gemm, dual_gemm, group_gemm); the nearest is gemv"
+GEMM = "results/2026-11-25-h100-gemm-a4ba0dd.json"
+GEMV = "results/2026-11-25-h100-gemv-a4ba0dd.json"
 
 
 def one_line(capsys) -> str:
@@ -24,6 +27,25 @@ def one_line(capsys) -> str:
     lines = err.strip().splitlines()
     assert out == "" and len(lines) == 1, err
     return lines[0]
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["results/nope.json"], "report: results/nope.json: no such file"),
+    (["README.md"], "report: README.md: not a results JSON file (not JSON"),
+    (["results"], "report: results: a directory, not a results JSON file"),
+    (["pyproject.toml", GEMM], "report: pyproject.toml: not a results JSON file"),
+    (["tests/fixtures/sm100_gates.json"], "not a results JSON file of the evaluator (no problem, mode"),
+    ([], "report: no results files given"),
+    (["--problem", "gemmv"], f"report: argument --problem: {UNKNOWN}"),
+    (["--compare", GEMM, GEMV], f"report: {GEMM} is gemm, {GEMV} is gemv: nothing to compare"),
+    (["--compare", GEMM], "argument --compare: expected 2 arguments"),
+    (["--device", "B200", GEMM], "report: --device 'B200' matches 0 of the results' devices"),
+])
+def test_a_report_mistake_is_one_line_and_exit_2(argv, says, capsys, monkeypatch):
+    monkeypatch.chdir(REPO)
+    assert report.main(argv) == A.EXIT_USAGE
+    line = one_line(capsys)
+    assert says in line, line
 
 
 @pytest.mark.parametrize("argv, says", [
