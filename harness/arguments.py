@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import re
+import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -30,6 +31,16 @@ class OneLineParser(argparse.ArgumentParser):
 
     def error(self, message: str):
         raise Usage(message)
+
+
+def checked(command: str, check, argv):
+    """check(argv)'s result (a command's parsed arguments), or None once its mistake is on stderr as one
+    line, "COMMAND: what is wrong"."""
+    try:
+        return check(argv)
+    except Usage as e:
+        print(f"{command}: {e}", file=sys.stderr)
+        return None
 
 
 def problem_error(name: str) -> str | None:

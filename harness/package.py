@@ -68,7 +68,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness.arguments import EXIT_USAGE, OneLineParser, Usage, manifest_targets, problem_name
+from harness.arguments import EXIT_USAGE, OneLineParser, Usage, checked, manifest_targets, problem_name
 
 REPO = Path(__file__).resolve().parent.parent
 PROJECT_PACKAGES = ("shared", "problems")
@@ -665,19 +665,18 @@ def check_target(problem: str, gpu: str | None, leaderboard: str | None) -> None
         raise Usage(e.findings[0].message) from None
 
 
-def check_arguments(argv: list[str] | None) -> argparse.Namespace:
-    """The command line, checked before anything is read or installed (the noxfile calls this first).
+def check_arguments(argv: list[str] | None, parser: argparse.ArgumentParser | None = None) -> argparse.Namespace:
+    """The command line, checked before anything is read or installed (the noxfile calls this first);
+    `parser`: another command's that has the packager's PROBLEM, --gpu and --leaderboard (submit's).
     Usage (one line) on a mistake."""
-    args = build_parser().parse_args(argv)
+    args = (parser or build_parser()).parse_args(argv)
     check_target(args.problem, args.gpu, args.leaderboard)
     return args
 
 
 def main(argv: list[str] | None = None) -> int:
-    try:
-        args = check_arguments(argv)
-    except Usage as e:
-        print(f"package: {e}", file=sys.stderr)
+    args = checked("package", check_arguments, argv)
+    if args is None:
         return EXIT_USAGE
     try:
         out, result = write(args.problem, Path(args.output) if args.output else None, kernel=args.kernel,

@@ -41,7 +41,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from harness.arguments import EXIT_USAGE, MODES, OneLineParser, Usage, problem_name
+from harness.arguments import EXIT_USAGE, MODES, OneLineParser, checked, problem_name
 from harness.deadlines import closed_message
 from harness.progress import run_with_progress
 
@@ -364,21 +364,17 @@ def check_arguments(argv: list[str] | None) -> argparse.Namespace:
     """The command line, checked before the deadline, the prerequisites and any install (the noxfile
     calls this first): the problem, --mode, --timeout, and --gpu / --leaderboard against the manifest
     (as the packager checks them). Usage (one line) on a mistake."""
-    from harness.package import check_target
+    from harness import package as pk
 
-    args = build_parser().parse_args(argv)
-    check_target(args.problem, args.gpu, args.leaderboard)
-    return args
+    return pk.check_arguments(argv, build_parser())
 
 
 def main(argv: list[str] | None = None) -> int:
     from harness import package as pk
     from harness import problem as P
 
-    try:
-        args = check_arguments(argv)
-    except Usage as e:
-        print(f"submit: {e}", file=sys.stderr)
+    args = checked("submit", check_arguments, argv)
+    if args is None:
         return EXIT_USAGE
     closed = None if args.force else closed_message(args.problem, args.leaderboard)
     if closed:  # the leaderboard would reject it: send nothing (docs/spec/upstream/nvidia.yaml)
