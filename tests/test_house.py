@@ -12,6 +12,7 @@ files are packaged) import no harness.
 from __future__ import annotations
 
 import ast
+import functools
 import sys
 from collections import defaultdict
 from pathlib import Path
@@ -33,6 +34,7 @@ def imported_modules(path: Path) -> list[tuple[int, str]]:
     return found
 
 
+@functools.cache
 def arrows() -> dict[tuple[str, str], list[str]]:
     """{(importing folder, imported folder): ["file:line module", ...]} between different folders."""
     out: dict[tuple[str, str], list[str]] = defaultdict(list)
