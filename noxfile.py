@@ -65,10 +65,32 @@ def install(session: nox.Session) -> None:
     install_locked(session)
 
 
-def option_values(session: nox.Session, name: str) -> tuple[list[str], list[str]]:
-    """(the values of every `name VALUE` / `name=VALUE` among the session's arguments, the others)."""
+def import_harness() -> None:
+    """Let nox's own Python import the harness's standard-library modules (argument checks, deadlines,
+    the submit preflight): they run before anything is installed."""
     if REPO not in sys.path:
         sys.path.insert(0, REPO)
+
+
+def check_arguments(session: nox.Session, command: str, checker: str, argv: list[str]) -> None:
+    """A command's arguments checked before anything is installed or looked up, by `checker`
+    ("module:function" in harness/, standard library only, so that it runs in nox's own Python, and
+    the same check the command itself makes); a mistake ends the session with its one line."""
+    import importlib
+
+    import_harness()
+    from harness.arguments import Usage
+
+    module, function = checker.split(":")
+    try:
+        getattr(importlib.import_module(module), function)(argv)
+    except Usage as e:
+        session.error(f"{command}: {e}")
+
+
+def option_values(session: nox.Session, name: str) -> tuple[list[str], list[str]]:
+    """(the values of every `name VALUE` / `name=VALUE` among the session's arguments, the others)."""
+    import_harness()
     from harness.options import MissingValue, take_option
 
     try:
@@ -171,12 +193,15 @@ EVAL_CPU_PACKAGES = ["torch", "filelock", "typing-extensions", "sympy", "mpmath"
 
 @nox.session(python=PYTHON)
 def bench(session: nox.Session) -> None:
-    """`nox -s bench -- PROBLEM [eval options]`: the evaluator in benchmark mode; results JSON in results/local/
-    (git-ignored; --json OUT puts it elsewhere).
+    """The evaluator in benchmark mode; its results JSON goes to results/local/ (git-ignored).
+
+    `nox -s bench -- PROBLEM [eval options]` (--json OUT puts the results elsewhere); PROBLEM and --mode are
+    checked before anything is installed.
     `--runner modal [--gpu B200|H200|H100] [--timeout S] [--max-gpus N] [--dry-run]`: on Modal GPUs, one
     container per case (harness/runner)."""
     if not session.posargs:
         session.error("usage: nox -s bench -- PROBLEM [--impl ...] [--data ...] [--device ...] [--runner modal]")
+    check_arguments(session, "bench", "harness.arguments:check_eval_arguments", option_values(session, "--runner")[1])
     if remote_runner(session, "bench"):
         return
     if lock_name() == "dev" and not has_nvidia_gpu():
@@ -279,9 +304,6 @@ def cpu_torch_index() -> list[str]:
     return [] if local else ["--extra-index-url", TORCH_CPU_INDEX]  # the wheel is hash pinned either way
 
 
-PROBLEMS = ("gemv", "gemm", "dual_gemm", "group_gemm")
-
-
 @nox.session(python=PYTHON)
 def package(session: nox.Session) -> None:
     """The single-file submission the leaderboard accepts, in dist/PROBLEM/submission.py.
@@ -289,13 +311,19 @@ def package(session: nox.Session) -> None:
     `nox -s package -- [PROBLEM] [--kernel NAME] [--gpu B200|NVIDIA] [--leaderboard NAME] [-o FILE]`
     (no PROBLEM: all four)."""
     session.chdir(REPO)
-    install_subset(session, ["pyyaml"])
     args = list(session.posargs)
-    if not args or args[0].startswith("-"):
-        for problem in PROBLEMS:
-            session.run("python", "-m", "harness.package", problem, *args)
-    else:
-        session.run("python", "-m", "harness.package", *args)
+    if args and not args[0].startswith("-"):
+        commands = [args]
+    else:  # every problem, with the options given
+        import_harness()
+        from harness.arguments import PROBLEM_NAMES
+
+        commands = [[problem, *args] for problem in PROBLEM_NAMES]
+    for argv in commands:
+        check_arguments(session, "package", "harness.package:check_arguments", argv)
+    install_subset(session, ["pyyaml"])
+    for argv in commands:
+        session.run("python", "-m", "harness.package", *argv)
 
 
 @nox.session(python=PYTHON)
@@ -308,9 +336,9 @@ def submit(session: nox.Session) -> None:
     if not session.posargs:
         session.error("usage: nox -s submit -- PROBLEM --mode test|benchmark|leaderboard [--gpu B200|NVIDIA]")
     session.chdir(REPO)
-    # The CLI, POPCORN_API_URL and the registration are checked before anything is installed
-    # (harness/submit.py needs only the standard library for that).
-    sys.path.insert(0, REPO)
+    # The arguments, the deadline, the CLI, POPCORN_API_URL and the registration are checked before
+    # anything is installed (harness/submit.py needs only the standard library for that).
+    check_arguments(session, "submit", "harness.submit:check_arguments", session.posargs)
     from harness.deadlines import closed_message
     from harness.submit import Prerequisite, preflight
 

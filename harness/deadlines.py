@@ -13,6 +13,8 @@ import os
 import re
 from pathlib import Path
 
+from harness.arguments import manifest_targets
+
 REPO = Path(__file__).resolve().parent.parent
 UPSTREAM = REPO / "docs" / "spec" / "upstream" / "nvidia.yaml"
 
@@ -51,11 +53,8 @@ def now_utc() -> dt.datetime:
 
 def manifest_leaderboard(problem: str, repo: Path = REPO) -> str | None:
     """The `leaderboard:` of problems/PROBLEM/manifest.yaml (the packager's default)."""
-    path = repo / "problems" / problem / "manifest.yaml"
-    if not path.is_file():
-        return None
-    m = re.search(r"^leaderboard:\s*(\S+)", path.read_text(), flags=re.M)
-    return m.group(1).strip("'\"") if m else None
+    fields = manifest_targets(problem, repo)
+    return fields["leaderboard"] if fields else None
 
 
 def closed_message(problem: str, leaderboard: str | None = None, now: dt.datetime | None = None,

@@ -58,6 +58,9 @@ runner_dsl=False.
 Output: `#!POPCORN leaderboard <name>` / `#!POPCORN gpu <GPU>` first (the server reads only the
 leading comment block), from problems/PROBLEM/manifest.yaml. Same inputs, same bytes: no dates,
 no absolute paths, modules in a fixed order.
+
+Exit status: 0 written; 1 refused (one line per finding); 2 a mistake in the arguments (one line: an
+unknown problem, a GPU or leaderboard the manifest does not offer, an unknown option).
 """
 
 from __future__ import annotations
@@ -68,6 +71,8 @@ import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from harness.arguments import EXIT_USAGE, OneLineParser, Usage, checked, manifest_targets, problem_name
 
 REPO = Path(__file__).resolve().parent.parent
 PROJECT_PACKAGES = ("shared", "problems")
@@ -656,8 +661,8 @@ def write(problem: str, out: Path | None = None, **kw) -> tuple[Path, Packaged]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m harness.package", description=__doc__.split("\n\n")[0])
-    p.add_argument("problem")
+    p = OneLineParser(prog="python -m harness.package", description=__doc__.split("\n\n")[0])
+    p.add_argument("problem", type=problem_name)
     p.add_argument("--kernel", default=None, help="entry module: problems/PROBLEM/NAME.py or a .py path "
                                                   "(default: submission)")
     p.add_argument("--gpu", default=None, help="GPU directive (default: the manifest's first)")
@@ -669,8 +674,31 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def check_target(problem: str, gpu: str | None, leaderboard: str | None) -> None:
+    """Usage (one line) where --gpu or --leaderboard is not the manifest's, checked without PyYAML
+    (arguments.manifest_targets); the packager checks again, whatever the manifest's form."""
+    manifest = manifest_targets(problem)
+    if manifest is None:
+        return
+    try:
+        target(manifest, gpu, leaderboard)
+    except PackageError as e:
+        raise Usage(e.findings[0].message) from None
+
+
+def check_arguments(argv: list[str] | None, parser: argparse.ArgumentParser | None = None) -> argparse.Namespace:
+    """The command line, checked before anything is read or installed (the noxfile calls this first);
+    `parser`: another command's that has the packager's PROBLEM, --gpu and --leaderboard (submit's).
+    Usage (one line) on a mistake."""
+    args = (parser or build_parser()).parse_args(argv)
+    check_target(args.problem, args.gpu, args.leaderboard)
+    return args
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    args = checked("package", check_arguments, argv)
+    if args is None:
+        return EXIT_USAGE
     try:
         out, result = write(args.problem, Path(args.output) if args.output else None, kernel=args.kernel,
                             gpu=args.gpu, leaderboard=args.leaderboard,

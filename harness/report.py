@@ -1,6 +1,11 @@
 """Committed results for people.
 
     python -m harness.report results/*.json                 the evaluator's table, per file
+    python -m harness.report --problem gemm --device H100 --newest
+                                                           the same of the files that match (without FILES:
+                                                           results/*.json and the user's results/local/*.json)
+    python -m harness.report --compare OLD.json NEW.json    per case and impl the ratio of the means,
+                                                           new / old, and its geomean (harness/compare.py)
     python -m harness.report --plot OUT.png results/*.json  one picture of one device's results: a panel per
                                                            problem, each impl's mean time per case as a
                                                            multiple of the case's speed of light (lower is
@@ -11,15 +16,27 @@
 A picture shows one device: a speed of light belongs to the device it was measured on, and a CPU run
 has none. --device NAME (a part of the name, e.g. H100) picks it; the default is the device of the
 newest GPU results. Files of other devices are left out and named on stderr.
+
+Filters: --problem P, --device NAME (a part of one device's name), --newest (the newest file of each
+problem and device). Exit status: 0 done; 2 a mistake (a file that is not a results file, no file
+matching the filters, an unknown problem, nothing to compare), said in one line.
 """
 
 from __future__ import annotations
 
-import json
+import glob
+import os
 import sys
 
 from harness import eval as E
 from harness import problem as P
+from harness.arguments import EXIT_USAGE, OneLineParser, Usage, problem_name
+from harness.compare import CompareError, compare
+from harness.results_doc import ResultsFileError, device_of, read_results
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# What a report without FILES reads: the committed results, then the user's own runs
+DEFAULT_RESULTS = ("results/*.json", "results/local/*.json")
 
 
 class ReportError(ValueError):
@@ -27,7 +44,11 @@ class ReportError(ValueError):
 
 
 def render(path: str) -> str:
-    doc = json.load(open(path))
+    """The evaluator's table of one results file."""
+    return render_doc(read_results(path))
+
+
+def render_doc(doc: dict) -> str:
     problem = P.load_problem(doc["problem"])
     results = {name: {**r, "mode_run": doc["mode"]} for name, r in doc["impls"].items()}
     cases = [c["case"] for c in next(iter(doc["impls"].values()))["cases"]]
@@ -40,16 +61,7 @@ def render(path: str) -> str:
 
 def timed_results(paths: list[str]) -> list[dict]:
     """The timed (benchmark or leaderboard mode) results documents among `paths`, each with its path."""
-    docs = []
-    for path in paths:
-        doc = json.load(open(path))
-        if "impls" in doc and doc.get("mode") != "test":
-            docs.append({**doc, "_path": path})
-    return docs
-
-
-def device_of(doc: dict) -> str:
-    return doc["environment"]["device"]
+    return [doc for doc in map(read_results, paths) if doc["mode"] != "test"]
 
 
 def is_gpu_run(doc: dict) -> bool:
@@ -82,11 +94,45 @@ def choose_device(docs: list[dict], wanted: str | None = None) -> str:
 
 def newest_per_problem(docs: list[dict]) -> list[dict]:
     """The newest document (by its date) of each problem among `docs`, in problem order."""
-    newest: dict[str, dict] = {}
+    return newest_by(docs, lambda doc: doc["problem"])
+
+
+def newest_by(docs: list[dict], key) -> list[dict]:
+    """The newest document (by its date) per key(doc), in problem order, then by device."""
+    newest: dict = {}
     for doc in docs:
-        if doc["problem"] not in newest or doc["date"] > newest[doc["problem"]]["date"]:
-            newest[doc["problem"]] = doc
-    return [newest[p] for p in P.PROBLEM_NAMES if p in newest]
+        k = key(doc)
+        if k not in newest or doc["date"] > newest[k]["date"]:
+            newest[k] = doc
+    order = {p: i for i, p in enumerate(P.PROBLEM_NAMES)}
+    return sorted(newest.values(), key=lambda d: (order.get(d["problem"], len(order)), device_of(d)))
+
+
+def select(docs: list[dict], problem: str | None, device: str | None, newest: bool) -> list[dict]:
+    """The documents the filters keep: of `problem`, of the one device whose name contains `device`,
+    the newest of each problem and device. ReportError where none is left."""
+    chosen = [d for d in docs if problem is None or d["problem"] == problem]
+    if device:
+        name = choose_device(chosen, device)
+        chosen = [d for d in chosen if device_of(d) == name]
+    if newest:
+        chosen = newest_by(chosen, lambda d: (d["problem"], device_of(d)))
+    if not chosen:
+        asked = ", ".join(x for x in (problem and f"problem {problem}", device and f"device {device}") if x)
+        raise ReportError(f"no results file{' of ' + asked if asked else ''} among the {len(docs)} read")
+    return chosen
+
+
+def default_results(root: str = REPO) -> list[dict]:
+    """The results files a report reads when given none (DEFAULT_RESULTS); other JSON there is skipped."""
+    docs = []
+    for pattern in DEFAULT_RESULTS:
+        for path in sorted(glob.glob(os.path.join(root, pattern))):
+            try:
+                docs.append(read_results(path))
+            except ResultsFileError:
+                continue
+    return docs
 
 
 def summary_docs(docs: list[dict], device: str) -> list[dict]:
@@ -202,32 +248,49 @@ def _short(case: dict) -> str:
 SUMMARY = "results/summary.png"
 
 
-def main(argv: list[str] | None = None) -> int:
-    import argparse
-    import glob
-    import os
-
-    p = argparse.ArgumentParser(prog="python -m harness.report", description=__doc__.split("\n\n")[0])
-    p.add_argument("paths", nargs="*", help="results JSON files")
+def build_parser() -> OneLineParser:
+    p = OneLineParser(prog="python -m harness.report", description=__doc__.split("\n\n")[0])
+    p.add_argument("paths", nargs="*", help="results JSON files (default with a filter: "
+                                            f"{' and '.join(DEFAULT_RESULTS)})")
+    p.add_argument("--problem", type=problem_name, help="only the files of this problem")
+    p.add_argument("--device", metavar="NAME", help="only the files of the one device whose name contains NAME; "
+                                                     "with --plot or --summary: the device to draw (default: the "
+                                                     "device of the newest GPU results)")
+    p.add_argument("--newest", action="store_true", help="only the newest file of each problem and device")
+    p.add_argument("--compare", nargs=2, metavar=("OLD", "NEW"),
+                   help="per case and impl, NEW's mean time over OLD's, and the geomean of those ratios")
     p.add_argument("--plot", metavar="OUT.png", help="draw the newest file per problem into OUT.png")
     p.add_argument("--summary", action="store_true", help=f"draw {SUMMARY} from the newest results/ files")
-    p.add_argument("--device", metavar="NAME", help="with --plot or --summary: the device to draw, a part of its "
-                                                     "name (default: the device of the newest GPU results)")
-    args = p.parse_args(sys.argv[1:] if argv is None else argv)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        return run(build_parser().parse_args(sys.argv[1:] if argv is None else argv))
+    except (Usage, ReportError, ResultsFileError, CompareError) as e:
+        print(f"report: {e}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+def run(args) -> int:
+    if args.compare:
+        print("\n".join(compare(*map(read_results, args.compare))))
+        return 0
     if args.summary:
-        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-        args.paths = args.paths or sorted(glob.glob(os.path.join(root, "results", "*.json")))
-        args.plot = args.plot or os.path.join(root, SUMMARY)
-    if not args.paths:
-        p.print_usage(sys.stderr)
-        return 2
+        args.paths = args.paths or sorted(glob.glob(os.path.join(REPO, "results", "*.json")))
+        args.plot = args.plot or os.path.join(REPO, SUMMARY)
     if args.plot:
-        try:
-            return draw(args.paths, args.plot, args.device)
-        except ReportError as e:
-            print(f"error: {e}", file=sys.stderr)
-            return 2
-    print("\n\n".join(render(p) for p in args.paths))
+        if not args.paths:
+            raise Usage("--plot needs results files (or --summary: the committed ones)")
+        return draw(args.paths, args.plot, args.device)
+    filtered = args.problem or args.device or args.newest
+    if not args.paths and not filtered:
+        raise Usage("no results files given: name some, or filter results/ and results/local/ "
+                    "(--problem, --device, --newest); --help for more")
+    docs = [read_results(p) for p in args.paths] if args.paths else default_results()
+    if filtered:
+        docs = select(docs, args.problem, args.device, args.newest)
+    print("\n\n".join(render_doc(doc) for doc in docs))
     return 0
 
 

@@ -22,8 +22,10 @@ Times in reports are rounded by the server (format_time); the JSON shapes keep f
 Results go to results/local/PROBLEM-popcorn-MODE-GPU-STAMP.json (and RAW beside it as .txt), in the
 evaluator's schema with "source": "popcorn-cli"; the B200 speed of light from the manifest is this
 device's, so the table's "x SOL" column is filled for the leaderboard's own runners.
-Exit status: 0 passed, 112 a check failed, 1 packaging refused, 3 a missing prerequisite, 4 the
-leaderboard is past its deadline (harness/deadlines.py; --force sends anyway), the CLI's status when it fails.
+Exit status: 0 passed, 112 a check failed, 1 packaging refused, 2 a mistake in the arguments (one line;
+checked before anything else), 3 a missing prerequisite, 4 the leaderboard is past its deadline
+(harness/deadlines.py; --force sends anyway), 124 popcorn-cli timed out (--timeout), the CLI's status
+when it fails.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from harness.arguments import EXIT_USAGE, MODES, OneLineParser, checked, problem_name
 from harness.deadlines import closed_message
 from harness.progress import run_with_progress
 
@@ -331,25 +334,48 @@ def report(problem, mode: str, board: str, gpu: str, result: dict) -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m harness.submit", description=__doc__.split("\n\n")[0])
-    p.add_argument("problem")
-    p.add_argument("--mode", choices=("test", "benchmark", "leaderboard"), required=True)
+    p = OneLineParser(prog="python -m harness.submit", description=__doc__.split("\n\n")[0])
+    p.add_argument("problem", type=problem_name)
+    p.add_argument("--mode", choices=MODES, required=True)
     p.add_argument("--gpu", default=None, help="GPU (default: the manifest's first)")
     p.add_argument("--kernel", default=None, help="entry module (as for nox -s package)")
     p.add_argument("--leaderboard", default=None, help="leaderboard name (default: the manifest's)")
     p.add_argument("--output", default=None, help="packaged file (default: dist/PROBLEM/submission.py)")
     p.add_argument("--json", default=None,
                    help="results JSON (default: results/local/PROBLEM-popcorn-MODE-GPU-STAMP.json)")
-    p.add_argument("--timeout", type=float, default=None, help="seconds to wait for popcorn-cli (default: no limit)")
+    p.add_argument("--timeout", type=positive_seconds, default=None,
+                   help="seconds to wait for popcorn-cli (default: no limit)")
     p.add_argument("--force", action="store_true", help="send even past the leaderboard's deadline (if it reopened)")
     return p
+
+
+def positive_seconds(text: str) -> float:
+    """argparse `type` of --timeout."""
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = 0.0
+    if not seconds > 0:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds above 0, got {text!r}")
+    return seconds
+
+
+def check_arguments(argv: list[str] | None) -> argparse.Namespace:
+    """The command line, checked before the deadline, the prerequisites and any install (the noxfile
+    calls this first): the problem, --mode, --timeout, and --gpu / --leaderboard against the manifest
+    (as the packager checks them). Usage (one line) on a mistake."""
+    from harness import package as pk
+
+    return pk.check_arguments(argv, build_parser())
 
 
 def main(argv: list[str] | None = None) -> int:
     from harness import package as pk
     from harness import problem as P
 
-    args = build_parser().parse_args(argv)
+    args = checked("submit", check_arguments, argv)
+    if args is None:
+        return EXIT_USAGE
     closed = None if args.force else closed_message(args.problem, args.leaderboard)
     if closed:  # the leaderboard would reject it: send nothing (docs/spec/upstream/nvidia.yaml)
         print(f"submit: {closed}", file=sys.stderr)

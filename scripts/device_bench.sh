@@ -19,7 +19,7 @@
 #                                             (plus $HOST_BASE_DIR/P.py when set: an earlier packaged file)
 #                                             with host us per call (group_gemm: also 16 groups); then the
 #                                             sm100 path's host time up to the driver call
-#                                             (scripts/host_time_sm100.py)
+#                                             (lab/host_time_sm100.py)
 #   bash scripts/device_bench.sh peer [P ...] issue 34's comparison, per problem (default: gemm dual_gemm group_gemm):
 #                                             benchmark with --graph of submission, cublas-predecoded and
 #                                             bf16-predecoded (plus $PEER_BASE_DIR/P.py when set: an earlier
@@ -141,7 +141,7 @@ host)
     fi
   done
   rm -f "$OUT/b.log"
-  python scripts/host_time_sm100.py --json "$OUT/sm100_host.json" 2>&1 | tee -a "$log" | tail -5
+  python lab/host_time_sm100.py --json "$OUT/sm100_host.json" 2>&1 | tee -a "$log" | tail -5
   python - "$OUT"/*.json <<'PY'
 import json, sys
 print(f"{'problem':<11}{'case':<44}{'impl':<26}{'mean us':>9}{'host us':>9}{'rot us':>8}  flags")

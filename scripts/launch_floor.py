@@ -7,7 +7,7 @@ Measured with harness/timing.py's loop (L2 flush of the leaderboard's size, capp
 caps it, then CUDA events around one call, until the stopping rule says stop), with and without the
 flush:
   cute_empty  a near-empty CuTe DSL kernel (one CTA of 32 threads, one thread stores one word),
-              launched as the submissions launch (shared/cute/host.PreparedLaunch: one C call);
+              launched as the submissions launch (shared/cute/launch_binding.PreparedLaunch: one C call);
               skipped, with the reason, where CuTe DSL or cuda-python is not importable;
   torch_add   an empty torch op: a 1-element in-place add.
 The JSON (device, capability, versions, commit, date, flush bytes, per measurement the stats in us)
@@ -67,7 +67,7 @@ def compile_empty(pointer=None):
     import cutlass.cute as cute
 
     from shared.cute import launch_queue
-    from shared.cute.host import null_ptr
+    from shared.cute.pointers import null_ptr
 
     @cute.kernel
     def store_one(out: cute.Tensor):
@@ -89,7 +89,8 @@ def cute_empty() -> Callable[[], object]:
     import cutlass
     import torch
 
-    from shared.cute.host import PreparedLaunch, gmem_ptr
+    from shared.cute.launch_binding import PreparedLaunch
+    from shared.cute.pointers import gmem_ptr
 
     word = torch.zeros(4, dtype=torch.int32, device="cuda")
     compiled = compile_empty(gmem_ptr(word, cutlass.Int32))

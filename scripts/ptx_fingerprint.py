@@ -10,8 +10,9 @@ Where a change must alter the PTX text but not the machine code (say `ld.shared.
 reports such a job as "PTX changed, SASS identical" (still a difference: exit 1).
 
 Jobs: each sm90 GEMM-family config in the problems' candidate tables, the grouped kernels' configs
-and descriptor builder, and each GEMV static key that a manifest case compiles, for sm_90a and
-sm_100a. `--keep DIR` leaves the PTX files there for a diff.
+and descriptor builder, each GEMV static key that a manifest case compiles, for sm_90a and
+sm_100a, and each registered sm100 variant's config for the manifest cases it applies to. `--keep DIR`
+leaves the PTX files there for a diff.
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ def jobs():
     from problems.dual_gemm.kernel_sm90 import DualGemmSm90
     from problems.gemm.config import SM90_CANDIDATES as GEMM_CANDIDATES
     from problems.gemm.kernel_sm90 import GemmSm90
-    from shared.cute.host import compile_sm90
+    from shared.cute.sm90_host import compile_sm90
 
     for name, cfg in GEMM_CANDIDATES.items():
         out.append((f"sm90/gemm/{name}", lambda o, c=cfg: compile_sm90(GemmSm90, c, o)))
@@ -103,6 +104,40 @@ def jobs():
             continue
         seen.add(cfg)
         out.append((f"sm100/group_gemm/{_cfg_name(cfg)}", lambda o, cfg=cfg: group100.compile_for(cfg, options=o)))
+    out += _variant_jobs()
+    return out
+
+
+def _variant_jobs():
+    """The registered sm100 variants (SM100_VARIANTS besides "conservative"): the config each one
+    chooses for a manifest case, once per config."""
+    from problems.dual_gemm import config as dual_config
+    from problems.dual_gemm import kernel_sm100 as dual100
+    from problems.gemm import config as gemm_config
+    from problems.gemm import kernel_sm100 as gemm100
+    from problems.group_gemm import config as group_config
+    from problems.group_gemm import kernel_sm100 as group100
+    from shared.devices import B200_SM_COUNT
+    from shared.sm100_variants import CONSERVATIVE, case_shape, chooser_args
+
+    out = []
+    for problem, config, mod in (("gemm", gemm_config, gemm100), ("dual_gemm", dual_config, dual100),
+                                 ("group_gemm", group_config, group100)):
+        for name, variant in config.SM100_VARIANTS.items():
+            if name == CONSERVATIVE:
+                continue
+            seen = set()
+            for c in _cases(problem):
+                shape = case_shape(problem, c)
+                cfg = variant.choose(*chooser_args(problem, shape, B200_SM_COUNT))
+                if cfg is None or cfg in seen:
+                    continue
+                seen.add(cfg)
+                if problem == "group_gemm":
+                    build = lambda o, cfg=cfg: group100.compile_for(cfg, options=o)  # noqa: E731
+                else:
+                    build = lambda o, mod=mod, shape=shape, cfg=cfg: mod.compile_for(*shape, config=cfg, options=o)  # noqa: E731
+                out.append((f"sm100/{problem}/{name}/{_cfg_name(cfg)}", build))
     return out
 
 

@@ -1,8 +1,9 @@
 """One problem's `custom_kernel`: the shared dispatcher every submission.py is made of.
 
-A call checks its tuple, picks the kernel for the device's architecture and binds it to the tensors
-once (host.PreparedLaunch); a repeat call costs little more than the launch. Three ways to find the
-bound launch of a repeat call, cheapest first (host.PreparedCalls):
+A call checks its tuple, picks the kernel for the device's architecture (shared/device_facts.py) and
+binds it to the tensors once (a PreparedLaunch, shared/cute/launch_binding.py); a repeat call costs
+little more than the launch. Three ways to find the bound launch of a repeat call, cheapest first
+(PreparedCalls, shared/call_cache.py):
   - the very same tuple object again (the leaderboard's pattern), its lists' items and the kernel
     tensors' version counters and addresses unchanged: no key is built, no check runs;
   - the same tensor objects, unchanged, in another tuple (their identity);
@@ -18,8 +19,9 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
-from shared.cute.host import PreparedCalls, device_arch, identity_key, sm_count
+from shared.call_cache import PreparedCalls, identity_key
 from shared.cute.host_check import tensor_key
+from shared.device_facts import device_arch, sm_count
 
 # Which path calls took, for whoever asks (the evaluator reports it per case): the calls that took the
 # portable torch path, and why no kernel could be had where the device has one (an import error).

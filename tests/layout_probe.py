@@ -15,7 +15,8 @@ import cutlass.utils.blockscaled_layout as blockscaled_utils
 import numpy as np
 
 from shared.cute import sm100_blockscaled as bs
-from shared.cute.host import compile_arch, null_ptr
+from shared.cute.compile_cache import compile_arch
+from shared.cute.pointers import null_ptr
 from tests.sm100_facts import K_BLOCK, MMA_K, SF_ATOM, SF_VEC
 
 

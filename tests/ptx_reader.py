@@ -5,7 +5,9 @@ line runs under)."""
 
 from __future__ import annotations
 
+import bisect
 import re
+from collections import Counter
 
 
 def kernel_lines(ptx: str) -> list[str]:
@@ -122,43 +124,66 @@ _OPS = {
 }
 
 
-def eval_reg(lines: list[str], op: str, env: dict, at: int | None = None, depth: int = 0) -> int:
+_DEST = re.compile(r"\S+\s+([^\s|,]+)[|,]")
+
+
+def definitions(lines: list[str]) -> dict[str, list[int]]:
+    """{register: the indices of the lines that write it, in order}: a line's first operand, written
+    `op,` or `op|` (setp's pair of predicates). One pass, so that a chain of lookups is not one pass of
+    the kernel per register."""
+    out: dict[str, list[int]] = {}
+    for i, ln in enumerate(lines):
+        m = _DEST.match(ln)
+        if m:
+            out.setdefault(m.group(1), []).append(i)
+    return out
+
+
+def eval_reg(lines: list[str], op: str, env: dict, at: int | None = None, depth: int = 0,
+             defs: dict[str, list[int]] | None = None) -> int:
     """The value of a register (or immediate) read by line `at`, computed from special registers (`env`,
     e.g. {"%cluster_ctarank": 1}) through mov / cvt / shfl.sync.idx (a warp-uniform value) / and / or /
     xor / add / sub / shl / shr / setp. The definition used is the last one before `at` (registers the
     compiler reuses, such as a loop's phase, are read where they were last set); KeyError when the chain
-    leaves what it knows."""
+    leaves what it knows. `defs`: definitions(lines), where the caller has it."""
     if re.fullmatch(r"-?\d+", op):
         return int(op)
     if op in env:
         return env[op]
     assert depth < 40, op
     at = len(lines) if at is None else at
-    defs = [i for i, ln in enumerate(lines[:at]) if re.match(rf"\S+\s+{re.escape(op)}(\||,)", ln)]
-    if not defs:
+    defs = definitions(lines) if defs is None else defs
+    before = defs.get(op, [])[: bisect.bisect_left(defs.get(op, []), at)]
+    if not before:
         raise KeyError(f"{op}: no definition before line {at}")
-    i = defs[-1]
+    i = before[-1]
     ins, args = lines[i].split(None, 1)
     ops = [a.strip() for a in args.rstrip(";").split(",")]
     base = ins.split(".")[0]
+
+    def operand(k: int) -> int:
+        return eval_reg(lines, ops[k], env, i, depth + 1, defs)
+
     if base in ("mov", "cvt") or ins.startswith("shfl.sync.idx"):
-        return eval_reg(lines, ops[1], env, i, depth + 1)
+        return operand(1)
     if base in _OPS:
-        return _OPS[base](eval_reg(lines, ops[1], env, i, depth + 1), eval_reg(lines, ops[2], env, i, depth + 1))
+        return _OPS[base](operand(1), operand(2))
     if base == "setp":
-        a, b = eval_reg(lines, ops[1], env, i, depth + 1), eval_reg(lines, ops[2], env, i, depth + 1)
+        a, b = operand(1), operand(2)
         return int({"ne": a != b, "eq": a == b, "lt": a < b, "ge": a >= b}[ins.split(".")[1]])
     raise KeyError(f"{op}: cannot evaluate {lines[i]}")
 
 
 def known_predicates(lines: list[str], env: dict) -> dict:
     """{predicate: value} of every predicate `eval_reg` can compute from `env` (e.g. the CTA's rank)."""
+    setps = [(i, m.group(1)) for i, ln in enumerate(lines) if (m := re.match(r"setp\.\S+\s+(%p\d+),", ln))]
+    written = Counter(p for _, p in setps)
+    defs = definitions(lines)
     known = {}
-    for i, ln in enumerate(lines):
-        m = re.match(r"setp\.\S+\s+(%p\d+),", ln)
-        if m and sum(1 for x in lines if re.match(rf"setp\.\S+\s+{m.group(1)},", x)) == 1:
+    for i, pred in setps:
+        if written[pred] == 1:
             try:
-                known[m.group(1)] = bool(eval_reg(lines, m.group(1), env, i + 1))
+                known[pred] = bool(eval_reg(lines, pred, env, i + 1, defs=defs))
             except (KeyError, AssertionError):
                 pass
     return known

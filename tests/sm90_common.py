@@ -30,7 +30,7 @@ def cases(problem: str, which: str):
 
 def artifacts(kernel_cls, config, dump_root: Path):
     """Compile for sm_90a (cached per session); returns (ptx text, cubin path)."""
-    from shared.cute.host import compile_sm90
+    from shared.cute.sm90_host import compile_sm90
 
     key = (kernel_cls.__name__, config)
     if key not in _ARTIFACTS:

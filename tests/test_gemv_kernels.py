@@ -17,7 +17,7 @@ import yaml
 
 from problems.gemv import submission
 from problems.gemv.config import GemvConfig, choose_sm90, choose_sm100, fits, lanes_per_row, tile_rows
-from shared.cute.host import device_arch
+from shared.device_facts import device_arch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MANIFEST = os.path.join(HERE, "..", "problems", "gemv", "manifest.yaml")

@@ -22,7 +22,7 @@ from harness.problem import load_problem
 from harness.worker import install_task_module
 from problems.group_gemm import kernel_sm90 as K
 from shared import scales as S
-from shared.cute.host import check_cuda, check_scales
+from shared.cute.operand_checks import check_cuda, check_scales
 from tests import sm90_common as C
 
 PROBLEM = load_problem("group_gemm")

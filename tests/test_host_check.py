@@ -4,7 +4,11 @@ tensors; a packaged file checks in Python."""
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 import torch
@@ -41,6 +45,30 @@ def test_the_environment_variable_keeps_to_python(monkeypatch):
         monkeypatch.delenv(host_check.ENV)
         host_check._WHY_PYTHON.clear()
         host_check.compiled.cache_clear()
+
+
+def test_a_mistyped_value_of_the_environment_variable_is_refused_in_one_line(monkeypatch):
+    monkeypatch.setenv(host_check.ENV, "bogus")
+    host_check.compiled.cache_clear()
+    try:
+        with pytest.raises(ValueError) as e:
+            host_check.watch_class()
+        message = str(e.value)
+        assert "\n" not in message
+        assert message.startswith("NVFP4_HOST_CHECK='bogus': expected 'python'") and "unset" in message
+    finally:
+        monkeypatch.delenv(host_check.ENV)
+        host_check.compiled.cache_clear()
+
+
+def test_a_mistyped_value_stops_the_first_import_of_the_dispatcher():
+    env = {**os.environ, host_check.ENV: "Python"}
+    run = subprocess.run([sys.executable, "-c", "import shared.dispatch"], cwd=Path(__file__).parent.parent, env=env,
+                         capture_output=True, text=True)
+    assert run.returncode == 1
+    assert run.stderr.strip().splitlines()[-1] == (
+        "ValueError: NVFP4_HOST_CHECK='Python': expected 'python' (the Python check) or unset (the compiled check "
+        "where it builds)")
 
 
 def test_lists_are_checked_item_by_item_by_identity(Watch):

@@ -1,4 +1,4 @@
-"""The submissions' host path (shared.dispatch.Dispatch and shared.cute.host.PreparedLaunch): the launch sits
+"""The submissions' host path (shared.dispatch.Dispatch and shared.cute.launch_binding.PreparedLaunch): the launch sits
 on torch's current CUDA queue (GPU tier). Each submission is called on NaN-poisoned
 outputs (the poison is a torch op too) and its C is read by a torch op right after the call returns,
 over and over, on the largest benchmark case (the longest kernel). A launch on any other queue would

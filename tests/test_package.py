@@ -7,11 +7,15 @@ Two kinds of tests:
 - the real problems: `package` each problem's submission.py and run the packaged file standing alone
   in a fresh temporary directory, (1) in a `python -I` process in which the repository's packages
   cannot be imported at all, and (2) through the evaluator's test mode with --impl pointing at it.
-  On CPU that is the portable path; the `gpu` tier repeats the evaluator run on CUDA (the kernels).
+  On CPU that is the portable path, on the manifest's small cpu cases (what is checked there, the
+  file standing alone and the evaluator taking it, does not grow with the shapes; the portable path
+  itself is the repository's, checked on every shape by the reference tests); the `gpu` tier repeats
+  the evaluator run on CUDA on every manifest test (the kernels).
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -24,6 +28,7 @@ from pathlib import Path
 import pytest
 
 from harness import package as pk
+from harness.problem import describe_case, load_problem
 
 REPO = Path(__file__).resolve().parent.parent
 PROBLEMS = ("gemv", "gemm", "dual_gemm", "group_gemm")
@@ -345,7 +350,8 @@ CUTE_KERNEL = """\
     import cutlass
     import cutlass.cute as cute
 
-    from shared.cute_helpers import compile_arch, null_ptr
+    from shared.cute.compile_cache import compile_arch
+    from shared.cute.pointers import null_ptr
 
 
     @cute.kernel
@@ -375,11 +381,10 @@ CUTE_KERNEL = """\
 @pytest.mark.parametrize("arch", ["sm_90a", "sm_100a"])
 def test_cute_dsl_compiles_from_a_packaged_file(tmp_path, arch):
     pytest.importorskip("cutlass.cute", reason="nvidia-cutlass-dsl is not installed")
-    helpers = (REPO / "shared" / "cute" / "host.py").read_text()
-    # the kit host.py imports (inside functions too), as the repository has it
+    # the kit the helpers import (inside functions too), as the repository has it
     kit = {f.relative_to(REPO).as_posix(): f.read_text() for f in (REPO / "shared").rglob("*.py")
            if f.name != "__init__.py" or f.parent.name == "cute"}
-    files = {SUB: CUTE_KERNEL, "shared/cute_helpers.py": helpers, **kit}
+    files = {SUB: CUTE_KERNEL, **kit}
     text = pk.package("demo", repo=make_repo(tmp_path / "repo", files), lock=tmp_path / "none.txt").text
     d = tmp_path / "run"
     d.mkdir()
@@ -394,18 +399,22 @@ def test_cute_dsl_compiles_from_a_packaged_file(tmp_path, arch):
 # ----- the real problems ------------------------------------------------------------------------
 
 
-def packaged_problem(problem: str, tmp_path: Path) -> Path:
-    """dist-style packaged submission for a real problem, alone in a fresh directory."""
-    if not (REPO / "problems" / problem / "submission.py").is_file():
-        pytest.skip(f"problems/{problem}/submission.py does not exist yet")
+@functools.cache
+def packaged_text(problem: str) -> str:
+    """`nox -s package -- PROBLEM`'s text (once per problem and session: the same inputs give the same
+    bytes, test_output_is_deterministic)."""
     try:
-        result = pk.package(problem)
+        return pk.package(problem).text
     except pk.PackageError as e:
         pytest.fail(f"nox -s package -- {problem} refused:\n{e}")
+
+
+def packaged_problem(problem: str, tmp_path: Path) -> Path:
+    """dist-style packaged submission for a real problem, alone in a fresh directory."""
     d = tmp_path / "fresh"
     d.mkdir()
     path = d / "submission.py"
-    path.write_text(result.text)
+    path.write_text(packaged_text(problem))
     (d / "task.py").write_text(TASK_PY)
     return path
 
@@ -413,7 +422,7 @@ def packaged_problem(problem: str, tmp_path: Path) -> Path:
 @pytest.mark.parametrize("problem", PROBLEMS)
 def test_packaged_submission_runs_alone_without_the_project(problem, tmp_path):
     """The packaged file in a `python -I` process where `shared` and `problems` cannot be imported:
-    the parent generates the first test cases' inputs and checks the outputs."""
+    the parent generates the inputs of the manifest's cpu cases and checks the outputs."""
     import torch
 
     from harness import check as chk
@@ -421,7 +430,7 @@ def test_packaged_submission_runs_alone_without_the_project(problem, tmp_path):
 
     path = packaged_problem(problem, tmp_path)
     prob = P.load_problem(problem)
-    cases = [dict(c) for c in prob.tests[:2]]
+    cases = [dict(c) for c in prob.cpu_cases]
     datas = [prob.reference.generate_input(**c, device="cpu") for c in cases]
     torch.save(datas, path.parent / "inputs.pt")
     code = f"import os\nHERE={str(path.parent)!r}\nREPO={str(REPO)!r}\n" + BLOCKER + textwrap.dedent("""
@@ -444,10 +453,12 @@ def test_packaged_submission_runs_alone_without_the_project(problem, tmp_path):
         assert ok, f"{problem} {case}: {msg}"
 
 
-def run_evaluator(problem: str, path: Path, device: str, tmp_path: Path) -> dict:
+def run_evaluator(problem: str, path: Path, device: str, tmp_path: Path, cases=()) -> dict:
+    """The evaluator's test mode on the packaged file: the manifest's tests, or `cases` (--case lines)."""
     out = tmp_path / "result.json"
+    case_args = [arg for case in cases for arg in ("--case", describe_case(case))]
     res = subprocess.run([sys.executable, "-m", "harness.eval", problem, "--mode", "test", "--impl", str(path),
-                          "--device", device, "--json", str(out)],
+                          "--device", device, "--json", str(out), *case_args],
                          cwd=REPO, capture_output=True, text=True, timeout=1800)
     assert res.returncode == 0, (res.stdout[-3000:], res.stderr[-3000:])
     assert ": pass (" in res.stdout  # the verdict line per impl
@@ -459,7 +470,10 @@ def run_evaluator(problem: str, path: Path, device: str, tmp_path: Path) -> dict
 
 @pytest.mark.parametrize("problem", PROBLEMS)
 def test_packaged_submission_passes_evaluator_test_mode_cpu(problem, tmp_path):
-    run_evaluator(problem, packaged_problem(problem, tmp_path), "cpu", tmp_path)
+    cases = load_problem(problem).cpu_cases
+    doc = run_evaluator(problem, packaged_problem(problem, tmp_path), "cpu", tmp_path, cases)
+    (impl,) = doc["impls"].values()
+    assert [describe_case(c["case"]) for c in impl["cases"]] == [describe_case(c) for c in cases]
 
 
 @pytest.mark.gpu
@@ -485,7 +499,7 @@ def test_a_bundle_carries_the_default_launch_queue(problem):
     refuses) is bundled as launch_queue_default.py under its own name; nothing else is substituted.
     The compiled check's source travels as a module, built with load_inline (no file is read), and
     running the file as a script (the runner's compile step) builds it."""
-    text = pk.package(problem).text
+    text = packaged_text(problem)
     assert "_BUNDLE_SOURCES['shared.cute.launch_queue'] = ('shared/cute/launch_queue_default.py'" in text
     assert (REPO / "shared" / "cute" / "launch_queue.py").read_text() not in text
     assert "stream" not in text.lower()

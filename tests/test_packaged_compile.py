@@ -11,6 +11,7 @@ child accepts that one error once both files exist (4.8.1 compiles without touch
 
 from __future__ import annotations
 
+import functools
 import glob
 import os
 import re
@@ -135,12 +136,8 @@ def test_runner_dsl_session_runs_the_runners_dsl():
 
 
 def _compile_packaged(problem, tmp_path) -> str:
-    """Package `problem`, compile its sm100 kernel (or `variant`'s) in a child without a GPU; the PTX."""
-    out = tmp_path / "submission.py"
-    subprocess.run([sys.executable, "-m", "harness.package", problem, "-o", str(out)],
-                   cwd=ROOT, check=True, capture_output=True)
-    # the leaderboard's task.py, which the runner writes beside the submission (group_gemm imports it)
-    (tmp_path / "task.py").write_text("input_t = tuple\noutput_t = object\n")
+    """Package `problem`, compile its sm100 kernel in a child without a GPU; the PTX."""
+    _package(problem, tmp_path)
     dump = tmp_path / "dump"
     dump.mkdir()
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
@@ -162,7 +159,7 @@ def test_packaged_sm100_kernel_compiles(problem, tmp_path):
 
 
 def test_the_dsl_has_the_launch_halves_the_prepared_launch_uses():
-    """shared.cute.host.bind_compiled splits a compiled function's call into the DSL's own halves
+    """shared.cute.launch_binding.bind_compiled splits a compiled function's call into the DSL's own halves
     (marshal once, then one C call per launch). Those are internals; this names each one it uses, in
     the installed DSL: 4.8.1 under `nox -s test`, the runner's 4.3.5 under `nox -s runner_dsl`. Should a
     DSL drop one, bind_compiled falls back to the plain call (correct, slower) and this test says so."""
@@ -184,10 +181,18 @@ def test_the_dsl_has_the_launch_halves_the_prepared_launch_uses():
     assert "cuda_result" in packer
 
 
+@functools.cache
+def packaged_text(problem: str) -> str:
+    """What `nox -s package -- PROBLEM` writes (for the runner's DSL by default), once per session."""
+    from harness import package as pk
+
+    return pk.package(problem).text
+
+
 def _package(problem: str, tmp_path: Path) -> None:
-    out = tmp_path / "submission.py"
-    subprocess.run([sys.executable, "-m", "harness.package", problem, "-o", str(out)],
-                   cwd=ROOT, check=True, capture_output=True)
+    """The packaged submission.py in tmp_path, with the leaderboard's task.py beside it (the runner
+    writes one; group_gemm imports it)."""
+    (tmp_path / "submission.py").write_text(packaged_text(problem))
     (tmp_path / "task.py").write_text("input_t = tuple\noutput_t = object\n")
 
 

@@ -1,9 +1,9 @@
-"""The bf16-predecoded peers' cache (harness/peers.py): a decoded operand is reused only while its
+"""The bf16-predecoded peers' cache (shared/peers.py): a decoded operand is reused only while its
 input tensors are unchanged."""
 
 import torch
 
-from harness.peers import PredecodeCache
+from shared.peers import PredecodeCache
 
 
 def test_predecode_cache_rebuilds_after_an_in_place_change():

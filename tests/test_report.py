@@ -79,9 +79,9 @@ def test_the_device_is_chosen_by_name_and_a_cpu_run_is_refused(tmp_path, saved, 
     out = tmp_path / "summary.png"
     assert report.main(["--plot", str(out), "--device", "h100", *RESULTS, cpu]) == 0
     assert "device: NVIDIA H100 80GB HBM3" in capsys.readouterr().out
-    refused = [(["--device", "cpu", *RESULTS, cpu], f"error: no results of {CPU} with a speed of light"),
-               (["--device", "B200", *RESULTS, cpu], "error: --device 'B200' matches 0 of the results' devices"),
-               ([cpu], "error: no GPU results among the files")]
+    refused = [(["--device", "cpu", *RESULTS, cpu], f"report: no results of {CPU} with a speed of light"),
+               (["--device", "B200", *RESULTS, cpu], "report: --device 'B200' matches 0 of the results' devices"),
+               ([cpu], "report: no GPU results among the files")]
     for args, message in refused:
         out.unlink(missing_ok=True)
         assert report.main(["--plot", str(out), *args]) == 2

@@ -1,4 +1,5 @@
-"""Host glue of the CuTe DSL kernels (shared/cute/host.py) that runs without a GPU."""
+"""Host glue of the CuTe DSL kernels that runs without a GPU: the call cache (shared/call_cache.py), the
+launch binding (shared/cute/launch_binding.py) and the device facts (shared/device_facts.py)."""
 
 from __future__ import annotations
 
@@ -9,9 +10,11 @@ import pytest
 import torch
 
 from shared import dispatch as dispatch_module
+from shared.call_cache import PreparedCalls
 from shared.cute import launch_queue
-from shared.cute.host import PreparedCalls, PreparedLaunch, device_arch
 from shared.cute.host_check import tensor_key
+from shared.cute.launch_binding import PreparedLaunch
+from shared.device_facts import device_arch
 from shared.dispatch import Dispatch
 
 GPU = torch.device("cuda", 0)
@@ -252,7 +255,7 @@ def test_inference_tensors_are_launched_and_watched(monkeypatch, watch_kind):
 
 
 def test_a_remembered_argument_sees_changes_of_its_lists(watch_kind):
-    from shared.cute.host import Remembered, _lists_in
+    from shared.call_cache import Remembered, _lists_in
 
     a, b = torch.zeros(2), torch.zeros(3)
     pair = (a, b)

@@ -29,7 +29,7 @@ from problems.dual_gemm.config import DualGemmSm100Config  # noqa: E402
 from problems.gemm.config import GemmSm100Config  # noqa: E402
 from shared import scales as S  # noqa: E402
 from shared.cute import sm100_blockscaled as bs  # noqa: E402
-from shared.cute.host import sm_count  # noqa: E402
+from shared.device_facts import sm_count  # noqa: E402
 from tests.sm100_common import (  # noqa: E402
     CHOOSE,
     KERNELS,
@@ -121,7 +121,7 @@ def _scale_offsets(sf_ptr: cute.Pointer, ab_ptr: cute.Pointer, out: cutlass.Cons
 
 def test_scale_view_is_the_leaderboard_permuted_layout():
     """The CuTe view the kernels put over sf*_permuted addresses byte S.blocked_offset(i, k/16, b)."""
-    from shared.cute.host import null_ptr
+    from shared.cute.pointers import null_ptr
 
     offsets = []
     cute.compile(_scale_offsets, null_ptr(bs.SF_DTYPE), null_ptr(bs.AB_DTYPE), offsets)

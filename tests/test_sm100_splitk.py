@@ -29,8 +29,9 @@ from problems.gemm import kernel_sm100 as gemm_k  # noqa: E402
 from problems.gemm.config import GemmSm100SplitKConfig  # noqa: E402
 from shared.cute import sm100_blockscaled as bs  # noqa: E402
 from shared.cute import sm100_splitk as sk  # noqa: E402
-from shared.cute.host import CompileCache, compile_sm100  # noqa: E402
+from shared.cute.compile_cache import CompileCache  # noqa: E402
 from shared.cute.sm100_gemm import Sm100BlockScaledGemm  # noqa: E402
+from shared.cute.sm100_host import compile_sm100  # noqa: E402
 from tests.movement_emulator import check_splitk_trace, emulate_splitk  # noqa: E402
 from tests.ptx_reader import (  # noqa: E402
     barrier_init_counts,
@@ -350,7 +351,7 @@ def test_splitk_matches_reference_on_b200(generator):
 
     from harness.check import check
     from harness.problem import load_problem
-    from shared.cute.host import sm_count
+    from shared.device_facts import sm_count
 
     prob = load_problem("gemm")
     gen = getattr(prob.reference, generator)

@@ -1,10 +1,10 @@
-"""Peer impl `bf16-predecoded`: A, B1 and B2 decoded to bf16 before timing (see harness/peers.py); the
+"""Peer impl `bf16-predecoded`: A, B1 and B2 decoded to bf16 before timing (see shared/peers.py); the
 timed call is ONE cuBLAS GEMM of A against [B1; B2] (fp32 out) plus the silu * mul epilogue in torch.
 It skips the decode."""
 
 import torch
 
-from harness.peers import PredecodeCache, decode_bf16, matmul_fp32
+from shared.peers import PredecodeCache, decode_bf16, matmul_fp32
 
 
 def _build(data):

@@ -1,5 +1,5 @@
 """Peer impl `cublas-predecoded`: A, B1 and B2 decoded to fp16 before timing, B1 and B2 stacked as one
-[B1; B2] (see harness/peers.py). The timed call is ONE cuBLAS fp16 GEMM of A against [B1; B2] with an
+[B1; B2] (see shared/peers.py). The timed call is ONE cuBLAS fp16 GEMM of A against [B1; B2] with an
 fp32 result, then silu(A·B1ᵀ) in place and the product with A·B2ᵀ written as fp16 into C.
 
 Why the GEMM writes fp32, not fp16: rounding both products to fp16 before an fp32 epilogue fails the
@@ -9,7 +9,7 @@ with fp32 products the same emulation passes all 20. It skips the decode."""
 
 import torch
 
-from harness.peers import PredecodeCache, as_lmn, decode_fp16, matmul_fp32_out, one_batch, summing_in_fp32
+from shared.peers import PredecodeCache, as_lmn, decode_fp16, matmul_fp32_out, one_batch, summing_in_fp32
 
 
 def _build(data):

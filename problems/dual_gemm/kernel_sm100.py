@@ -54,8 +54,9 @@ import cutlass.cute as cute
 
 from problems.dual_gemm.config import DualGemmSm100Config, DualGemmSm100Cta2Config, choose_sm100
 from shared.cute import launch_queue
-from shared.cute.host import CompileCache, compile_sm100, launch_sm100, prepare_sm100
+from shared.cute.compile_cache import CompileCache
 from shared.cute.sm100_gemm import Sm100BlockScaledGemm
+from shared.cute.sm100_host import compile_sm100, launch_sm100, prepare_sm100
 
 LOG2_E = math.log2(math.e)
 

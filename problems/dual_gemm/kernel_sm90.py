@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import cutlass.cute as cute
 
-from shared.cute.host import launch_sm90, prepare_sm90
 from shared.cute.ptx import fast_silu_mul
 from shared.cute.sm90_config import Sm90Config
 from shared.cute.sm90_gemm import Sm90BlockScaledGemm
+from shared.cute.sm90_host import launch_sm90, prepare_sm90
 
 
 class DualGemmSm90(Sm90BlockScaledGemm):

@@ -1,9 +1,9 @@
-"""Peer impl `bf16-predecoded`: A and B decoded to bf16 before timing (see harness/peers.py); the timed
+"""Peer impl `bf16-predecoded`: A and B decoded to bf16 before timing (see shared/peers.py); the timed
 call is cuBLAS bf16 GEMM with fp32 output and the fp16 cast. It skips the decode."""
 
 import torch
 
-from harness.peers import PredecodeCache, decode_bf16, matmul_fp32
+from shared.peers import PredecodeCache, decode_bf16, matmul_fp32
 
 
 def _build(data):

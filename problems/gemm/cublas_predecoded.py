@@ -1,8 +1,8 @@
-"""Peer impl `cublas-predecoded`: A and B decoded to fp16 before timing (see harness/peers.py); the timed
+"""Peer impl `cublas-predecoded`: A and B decoded to fp16 before timing (see shared/peers.py); the timed
 call is one cuBLAS fp16 GEMM, fp32 sums, written as fp16 straight into C. It skips the decode: the
 strongest form of cuBLAS on these operands that passes the check (issue 34)."""
 
-from harness.peers import PredecodeCache, decode_fp16, one_batch, product_into_c
+from shared.peers import PredecodeCache, decode_fp16, one_batch, product_into_c
 
 
 def _build(data):

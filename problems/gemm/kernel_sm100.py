@@ -45,8 +45,9 @@ import cutlass.cute as cute
 
 from problems.gemm.config import GemmSm100Config, GemmSm100SplitKConfig, choose_sm100
 from shared.cute import launch_queue
-from shared.cute.host import CompileCache, compile_sm100, launch_sm100, prepare_sm100
+from shared.cute.compile_cache import CompileCache
 from shared.cute.sm100_gemm import Sm100BlockScaledGemm
+from shared.cute.sm100_host import compile_sm100, launch_sm100, prepare_sm100
 from shared.cute.sm100_splitk import Sm100SplitKSwapGemm
 
 

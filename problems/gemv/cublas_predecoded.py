@@ -1,8 +1,8 @@
-"""Peer impl `cublas-predecoded`: A and the vector decoded to fp16 before timing (see harness/peers.py);
+"""Peer impl `cublas-predecoded`: A and the vector decoded to fp16 before timing (see shared/peers.py);
 the timed call is one cuBLAS fp16 GEMV (a GEMM with N = 1, batched over L), fp32 sums, written as fp16
 straight into C. It skips the decode and reads 2 bytes per value of A where the submission reads ~0.56."""
 
-from harness.peers import PredecodeCache, decode_fp16, one_batch, product_into_c
+from shared.peers import PredecodeCache, decode_fp16, one_batch, product_into_c
 
 
 def _build(data):

@@ -51,6 +51,7 @@ from cutlass import Float16, Float32, Int32, Int64, Uint32
 
 from problems.gemv.config import CHUNK_BYTES, WARP, GemvConfig, fits, lanes_per_row, tile_rows
 from shared.cute import launch_queue
+from shared.cute.compile_cache import CompileCache, compile_arch
 from shared.cute.fp4_decode import (
     E2M1X2_TABLE_HI,
     E2M1X2_TABLE_LO,
@@ -58,7 +59,8 @@ from shared.cute.fp4_decode import (
     e2m1x8_to_s8x8,
     e4m3x2_to_f32x2,
 )
-from shared.cute.host import CompileCache, PreparedLaunch, compile_arch, gmem_ptr, null_ptr
+from shared.cute.launch_binding import PreparedLaunch
+from shared.cute.pointers import gmem_ptr, null_ptr
 from shared.cute.ptx import (
     ld_global_nc_u16,
     ld_global_nc_v4,

@@ -1,4 +1,4 @@
-"""Peer impl `bf16-predecoded` (operands pre-decoded, exactly, before timing; see harness/peers.py).
+"""Peer impl `bf16-predecoded` (operands pre-decoded, exactly, before timing; see shared/peers.py).
 
 The timed call is ONE `torch._grouped_mm` over all groups where it runs (Hopper and newer, groups that
 share N and K), else a loop of cuBLAS GEMMs. One deviation from the name: `_grouped_mm`'s output dtype
@@ -10,8 +10,8 @@ reference produces (fp32 accumulation, one rounding). It skips the decode.
 
 import torch
 
-from harness.peers import PredecodeCache
 from shared.nvfp4 import dequantize
+from shared.peers import PredecodeCache
 
 ALIGN_M = 16  # _grouped_mm wants aligned group offsets; pad each group's rows (free: done in prepare)
 

@@ -1,5 +1,5 @@
 """Peer impl `cublas-predecoded` (operands pre-decoded to fp16, exactly, before timing; see
-harness/peers.py). The timed call is one cuBLAS fp16 GEMM per group (fp32 sums, fp16 written straight
+shared/peers.py). The timed call is one cuBLAS fp16 GEMM per group (fp32 sums, fp16 written straight
 into that group's C), the groups launched side by side on CUDA queues forked from the caller's and
 joined back, so that small groups share the SMs as one grouped launch would (a CUDA graph captures the
 fork and the join as parallel branches).
@@ -12,7 +12,7 @@ in results/2026-11-25-h100-group_gemm-a4ba0dd.json) and that runs cuBLAS GEMMs o
 It skips the decode.
 """
 
-from harness.peers import PredecodeCache, decode_fp16, matmul_into, one_batch, side_by_side, summing_in_fp32
+from shared.peers import PredecodeCache, decode_fp16, matmul_into, one_batch, side_by_side, summing_in_fp32
 
 
 def _build(data):

@@ -17,7 +17,7 @@ Algorithm
   * Metadata: one int64 row of META_COLS per group - addresses of a, b, sfa_reordered, sfb_reordered,
     c; M, N, K; M tiles, first tile, K blocks - built on the host once per distinct set of tensors
     (`GroupedLaunch`), copied to the GPU once and kept with the prepared launch, so a repeat call is
-    one C call into the launcher (shared/cute/host.py PreparedLaunch).
+    one C call into the launcher (shared/cute/launch_binding.py PreparedLaunch).
   * TMA descriptors per group, rewritten on the device (the scheme of NVIDIA's CuTe DSL example
     blackwell/.../grouped_blockscaled_gemm.py): the kernel parameters carry descriptors for one group
     (the first non-empty one); the TMA warp copies them into shared memory once, and whenever its next
@@ -75,7 +75,7 @@ from problems.group_gemm.schedule_sm100 import group_tiles, pair_group_tiles, ti
 from problems.group_gemm.schedule_sm100 import ordered as schedule_order
 from shared.cute import launch_queue
 from shared.cute import sm100_blockscaled as bs
-from shared.cute.host import CompileCache
+from shared.cute.compile_cache import CompileCache
 from shared.cute.sm100_gemm import Sm100BlockScaledGemm, staged_buffers
 
 # CuTe DSL 4.8 moved the descriptor helper to cutlass.tensor_utils (the cutlass.utils name warns
@@ -513,7 +513,8 @@ def compile_for(config: GroupGemmSm100Config | GroupGemmSm100Cta2Config | None =
     """Compile (once per config, arch and options) the kernel; no GPU needed. Problem sizes, group
     count and addresses are runtime values, so one binary serves every problem of a config.
     `options` are extra cute.compile flags (e.g. "--keep-ptx --keep-cubin --dump-dir DIR")."""
-    from shared.cute.host import compile_arch, null_ptr
+    from shared.cute.compile_cache import compile_arch
+    from shared.cute.pointers import null_ptr
 
     config = config or GroupGemmSm100Config()
     config.mainloop()  # ValueError for a config that does not fit
@@ -551,7 +552,9 @@ def prepare(data, config: GroupGemmSm100Config | GroupGemmSm100Cta2Config, sizes
     `sizes` come from shared.inputs.check_grouped."""
     import torch
 
-    from shared.cute.host import PreparedLaunch, check_group, check_groups_cuda, gmem_ptr
+    from shared.cute.launch_binding import PreparedLaunch
+    from shared.cute.operand_checks import check_group, check_groups_cuda
+    from shared.cute.pointers import gmem_ptr
 
     check_k(sizes)
     if not takes(sizes):

@@ -25,7 +25,7 @@ two consumer warpgroups of 64 rows of B each). What is grouped:
 
 One call = one launch (plus the descriptor kernel the first time a set of tensors is seen). Host
 work per repeat call is the check that the call's tuple and tensors are unchanged, and one C call (the
-submission's PreparedCalls, shared/cute/host.py).
+submission's PreparedCalls, shared/call_cache.py).
 
 Constraints: L = 1, K % 256 == 0, N % 128 == 0 per group (M any), the leaderboard layouts.
 Run: `python -m harness.eval group_gemm --mode test --data stress --impl submission` on an H100.
@@ -35,7 +35,8 @@ import torch
 
 from problems.group_gemm.config import SM90
 from problems.group_gemm.order import group_rank
-from shared.cute.host import CompileCache, PreparedLaunch
+from shared.cute.compile_cache import CompileCache
+from shared.cute.launch_binding import PreparedLaunch
 
 TILE = 128  # rows of A and of B per CTA
 DESC_BYTES = 128  # one TMA descriptor (CUtensorMap)
@@ -190,7 +191,8 @@ def compiled(name: str, options: str = "", config=SM90):
         from cutlass import Int32, Int64, Uint8
 
         from shared.cute import launch_queue
-        from shared.cute.host import compile_arch, null_ptr
+        from shared.cute.compile_cache import compile_arch
+        from shared.cute.pointers import null_ptr
 
         kernel = _kernel_class()(config)
         p64, p8, one, queue = null_ptr(Int64, 16), null_ptr(Uint8, 128), Int32(1), launch_queue.placeholder()
@@ -214,7 +216,9 @@ def prepare(data, sizes, order: str = "long_first", config=SM90) -> PreparedLaun
     come from shared.inputs.check_grouped (one entry per group in every list)."""
     from cutlass import Int32, Int64, Uint8
 
-    from shared.cute.host import call_on_current_queue, check_group, check_groups_cuda, gmem_ptr
+    from shared.cute.launch_binding import call_on_current_queue
+    from shared.cute.operand_checks import check_group, check_groups_cuda
+    from shared.cute.pointers import gmem_ptr
 
     abc, _, reordered, _ = data
     if not all(l == 1 and n % TILE == 0 for _, n, _, l in sizes) or not abc[0][0].is_cuda:

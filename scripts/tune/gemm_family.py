@@ -73,7 +73,7 @@ def select_configs(problem: str, configs: str, extras: list[str], only_extra: bo
 
 
 def compile_all(problem: str, kernel, configs: dict[str, Sm90Config]) -> None:
-    from shared.cute.host import compile_sm90
+    from shared.cute.sm90_host import compile_sm90
 
     for name, cfg in configs.items():
         t0 = time.time()

@@ -91,7 +91,8 @@ def launch(fn, data):
     """One call of a compiled kernel on the leaderboard tuple; returns c."""
     import cutlass
 
-    from shared.cute.host import call_on_current_queue, gmem_ptr
+    from shared.cute.launch_binding import call_on_current_queue
+    from shared.cute.pointers import gmem_ptr
 
     a, b, sfa, sfb, _, _, c = data
     u8 = cutlass.Uint8

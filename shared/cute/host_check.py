@@ -22,8 +22,10 @@ tensor), so it is left to the compiled one, which reads them in place.
 same reads). `watch_class()` and `identity_key_function()` pick the compiled ones where they build, else
 Python, and `why_python()` says why not.
 
-NVFP4_HOST_CHECK=python keeps to Python (A/B timing, tests). A packaged single file carries the
-source and builds it the same way.
+NVFP4_HOST_CHECK=python keeps to Python (A/B timing, tests); unset or empty, the compiled check runs
+where it builds. Any other value is a ValueError, at import and wherever the choice is made: a typo
+would otherwise time the wrong check without a word. A packaged single file carries the source and
+builds it the same way.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from itertools import chain
 import torch
 
 ENV = "NVFP4_HOST_CHECK"
+ENV_VALUES = ("", "python")  # unset or empty: compiled where it builds; "python": the Python check
 _VERSION = operator.attrgetter("_version")
 _DATA_PTR = torch.Tensor.data_ptr
 
@@ -89,12 +92,24 @@ def py_identity_key(tensors) -> tuple:
 _WHY_PYTHON: list[str] = []
 
 
+def env_choice() -> str:
+    """NVFP4_HOST_CHECK's value: "" (unset or empty) or "python"; a ValueError for any other."""
+    value = os.environ.get(ENV, "")
+    if value not in ENV_VALUES:
+        raise ValueError(f"{ENV}={value!r}: expected 'python' (the Python check) or unset (the compiled "
+                         "check where it builds)")
+    return value
+
+
+env_choice()  # a mistyped value stops the first import, before any call is timed
+
+
 @functools.cache
 def compiled():
     """The compiled module (host_check_build.py: built once per machine, ~30 s, then loaded from
     torch's extension cache), or None, with the reason kept for why_python()."""
     _WHY_PYTHON.clear()
-    if os.environ.get(ENV, "") == "python":
+    if env_choice() == "python":
         _WHY_PYTHON.append(f"{ENV}=python")
         return None
     from shared.cute import host_check_build

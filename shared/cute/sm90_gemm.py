@@ -50,7 +50,7 @@ Decode of one word (8 codes at once): `decode_e2m1x8_f16` in fp4_decode.py, the 
 about 15 instructions per 8 values).
 
 Host side: the config is sm90_config.py (free of the DSL); the checks, the compile cache and the
-launch are the host layer's (host.py). Roles as methods: `producer`, `decoders`, `consumers`.
+launch are the host layer's (sm90_host.py). Roles as methods: `producer`, `decoders`, `consumers`.
 
 A ptxas pitfall, kept fixed by tests: with a wait_group placed after the K loop, ptxas scheduled the
 epilogue's fp32 -> fp16 conversions of the accumulators above it (reading the last group's

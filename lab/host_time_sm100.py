@@ -1,12 +1,12 @@
 """Host time per call of the sm100 path, up to the driver call, on a machine without a B200:
-`python scripts/host_time_sm100.py [--problems gemv gemm dual_gemm group_gemm] [--calls 2000] [--json OUT]`.
+`python lab/host_time_sm100.py [--problems gemv gemm dual_gemm group_gemm] [--calls 2000] [--json OUT]`.
 
 The sm100 kernels cannot launch on an H100, but everything a call does before the launch can run
 there: the submission's lookup of its prepared launch (tensor_key over the tensors it reads), or on
 a miss the checks, the config choice, the compile (for sm_100a, no GPU needed) and the marshalling.
 This script makes the submissions take their sm100 branch on the device at hand and swaps the two
 calls that reach the driver for recorded no-ops:
-  - host.checked_call (the DSL's plain call, taken once per prepared launch), and
+  - launch_binding.checked_call (the DSL's plain call, taken once per prepared launch), and
   - the executor's C entry point (the DSL's compiled host code, which encodes the TMA descriptors
     and calls cuLaunchKernel), replaced by a Python function that records its argument array.
 What the no-op leaves out is that entry point itself; on the sm90 path the same PreparedLaunch
@@ -45,16 +45,17 @@ def main(argv=None) -> int:
 
     from harness import problem as P
     from harness.worker import install_task_module
-    from shared.cute import host
+    from shared import device_facts
+    from shared.cute import launch_binding
 
     install_task_module()  # group_gemm's submission starts with the leaderboard's `from task import ...`
 
     device = torch.device("cuda", torch.cuda.current_device()) if torch.cuda.is_available() else None
     if device is None:
         raise SystemExit("host_time_sm100: needs a CUDA device for real device addresses (any GPU)")
-    host._ARCH_OF_DEVICE[device] = "sm100"  # take the sm100 branch on this device
+    device_facts._ARCH_OF_DEVICE[device] = "sm100"  # take the sm100 branch on this device
     recorded = []
-    host.checked_call = lambda fn, fn_args: recorded.append(("checked", fn))
+    launch_binding.checked_call = lambda fn, fn_args: recorded.append(("checked", fn))
 
     class RecordingExecutor:
         """The executor's halves with the C entry point swapped for a recorder."""
@@ -70,7 +71,7 @@ def main(argv=None) -> int:
 
             return (ctypes.c_void_p * len(exe_args))(*exe_args)
 
-    host._executor = lambda fn: RecordingExecutor()
+    launch_binding._executor = lambda fn: RecordingExecutor()
 
     rows = []
     for name in args.problems:
@@ -92,8 +93,8 @@ def main(argv=None) -> int:
                      "prepare_s": first_s / 4})
         recorded.clear()
 
-    host = platform.processor() or platform.machine()
-    print(f"sm100 path, launch swapped for a recorded no-op; host {platform.node()} ({host}), "
+    cpu = platform.processor() or platform.machine()
+    print(f"sm100 path, launch swapped for a recorded no-op; host {platform.node()} ({cpu}), "
           f"torch {torch.__version__}, GPU {torch.cuda.get_device_name()}")
     print(f"{'problem':<10} {'case':<40} {'same us':>8} {'rotating us':>12} {'first call s':>13}")
     for r in rows:

@@ -1,5 +1,5 @@
 """How many thread-block clusters of each size fit on the GPU at once, for a kernel that takes one
-CTA per SM: `python scripts/cluster_occupancy.py [--smem BYTES] [--threads N]`.
+CTA per SM: `python lab/cluster_occupancy.py [--smem BYTES] [--threads N]`.
 
 The driver's answer (cuOccupancyMaxActiveClusters) for a stand-in kernel compiled with NVRTC, with the
 given dynamic shared memory and block size. A cluster's CTAs must sit in one GPC, and the GPCs have

@@ -1,4 +1,4 @@
-"""Where a submission's host time per call goes, on a GPU: `python scripts/host_profile.py [PROBLEM ...]
+"""Where a submission's host time per call goes, on a GPU: `python lab/host_profile.py [PROBLEM ...]
 [--rotate 1 4] [--cases all] [--json OUT]`.
 
 For each problem's first benchmark case (group_gemm: also 16 groups, the second case's groups twice), on
@@ -33,7 +33,8 @@ import torch  # noqa: E402
 from harness import problem as P  # noqa: E402
 from harness import timing as T  # noqa: E402
 from harness.worker import install_task_module  # noqa: E402
-from shared.cute import host, host_check  # noqa: E402
+from shared import call_cache  # noqa: E402
+from shared.cute import host_check  # noqa: E402
 
 
 def main(argv=None) -> int:
@@ -136,7 +137,7 @@ def parts_of(name: str, case: dict, seed: int) -> dict:
         "custom_kernel": lambda: sub.custom_kernel(data),
         "seen(data): unchanged?": lambda: dispatch.prepared.seen(data),
         f"Python version+address ({len(tensors)} tensors)": lambda: host_check.tensor_state(tensors),
-        "identity key (a new tuple)": lambda: (host.identity_key(dispatch.tensors(data)), dispatch.sizes(data)),
+        "identity key (a new tuple)": lambda: (call_cache.identity_key(dispatch.tensors(data)), dispatch.sizes(data)),
         "prepared launch": seen.call,
     }
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device run for the foundation: GPU test tier of the core, then every problem's evaluator in test
 # mode (leaderboard + stress data) and benchmark mode with the reference and the bf16-predecoded peer.
-# Usage (device machine, repo root): bash scripts/device_foundation.sh [PROBLEM ...] -> $OUT/run.log, JSON
+# Usage (device machine, repo root): bash lab/device_foundation.sh [PROBLEM ...] -> $OUT/run.log, JSON
 set -uo pipefail
 export PYTHONUNBUFFERED=1
 OUT="${OUT:-/tmp/out}"; mkdir -p "$OUT"

@@ -1,4 +1,4 @@
-"""Where the GEMV's single-call time goes, on a GPU: `python scripts/gemv_probe.py [--variants]`.
+"""Where the GEMV's single-call time goes, on a GPU: `python lab/gemv_probe.py [--variants]`.
 
 Per benchmark shape, all in the evaluator's loop (harness.timing: L2 flush of the manifest's size,
 one call between two events, the leaderboard's stopping rule):

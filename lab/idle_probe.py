@@ -1,5 +1,5 @@
 """Host time per call with the GPU idle, for any checkout of this repository (an A/B of two commits
-in one lease): `python scripts/idle_probe.py ROOT [PROBLEM ...] [--packaged] [--calls N]`.
+in one lease): `python lab/idle_probe.py ROOT [PROBLEM ...] [--packaged] [--calls N]`.
 
 ROOT is a checkout (this one: `.`); its submissions (or, with --packaged, the single files its packager
 writes) are called on each benchmark case, each call after a `torch.cuda.synchronize()`, and the

@@ -1,7 +1,7 @@
 """Call one problem's submission on one case a few times, for a profiler or a sanitizer to watch:
 
     ncu --clock-control none --launch-skip 1 --launch-count 1 -k regex:kernel_cutlass \\
-        python scripts/run_case.py dual_gemm m=256 n=4096 k=7168
+        python lab/run_case.py dual_gemm m=256 n=4096 k=7168
 
 The first call compiles; every call gets fresh leaderboard data of the case (seed 1111)."""
 
