@@ -8,7 +8,7 @@
 #   bash scripts/device_bench.sh bench P ...  package; benchmark (submission, bf16-predecoded, the packaged file;
 #                                             CUDA-graph metric, host figures) and leaderboard mode, per
 #                                             problem; the packaged file in test mode
-#   BEFORE_DIR=DIR bash scripts/device_bench.sh trust P ...
+#   BEFORE_DIR=DIR [BEFORE_COMMIT=SHA] bash scripts/device_bench.sh trust P ...
 #                                             the evaluator and the submissions of an earlier tree (DIR: its
 #                                             harness, shared, problems, scripts) and of this one, side by
 #                                             side per problem: benchmark mode (submission, packaged file),
@@ -93,7 +93,8 @@ trust)
     for round in $(seq 1 "${TRUST_ROUNDS:-1}"); do
       for side in before after; do
         tag=$side; [ "$round" -gt 1 ] && tag=$side$round
-        ( cd "$(side_dir $side)" && NVFP4_COMMIT="$side-${NVFP4_COMMIT:-unknown}" python -m harness.eval "$p" \
+        commit=${NVFP4_COMMIT:-unknown}; [ "$side" = before ] && commit=${BEFORE_COMMIT:-before}
+        ( cd "$(side_dir $side)" && NVFP4_COMMIT="$commit" python -m harness.eval "$p" \
             --mode benchmark --impl submission "dist/$p/submission.py" --json "$OUT/$p-$tag.json" ) > "$OUT/b.log" 2>&1
         echo "bench $p $tag rc=$?" | tee -a "$log"; cat "$OUT/b.log" >> "$log"
         grep -E "^(FAIL|error)" "$OUT/b.log" | cut -c1-300
@@ -166,7 +167,7 @@ peer)
   problems=("$@"); [ ${#problems[@]} -eq 0 ] && problems=(gemm dual_gemm group_gemm)
   peers=(); befores=()
   for p in "${problems[@]}"; do
-    impls=(submission cublas-predecoded bf16-predecoded)
+    read -r -a impls <<< "${PEER_IMPLS:-submission cublas-predecoded bf16-predecoded}"
     [ -n "${PEER_BASE_DIR:-}" ] && impls+=("$PEER_BASE_DIR/$p.py")
     python -m harness.eval "$p" --mode benchmark --graph --impl "${impls[@]}" --json "$OUT/$p-peer.json" \
       > "$OUT/b.log" 2>&1
