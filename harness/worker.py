@@ -31,6 +31,7 @@ CPU_WARMUP_NS = 1e8  # wall clock of the warm-up of each case on the CPU
 # Benchmark mode rechecks the outputs of one of the first three samples and this share of the rest
 # (leaderboard mode rechecks every sample): an impl cannot know which samples are looked at.
 BENCH_RECHECK_SHARE = 0.1
+GRAPH_MAX_INPUTS = 64  # the most inputs a CUDA-graph replay rotates over (enough to exceed L2 four times)
 
 
 def cpu_knobs(knobs: dict, inputs_per_sample: int) -> dict:
@@ -365,7 +366,7 @@ class Runner:
         n = max(self.problem.inputs_per_sample, 2)
         read = self.ref.cost(**case)[0]
         l2 = torch.cuda.get_device_properties(0).L2_cache_size
-        n = max(n, min(64, -(-4 * l2 // max(read, 1))))
+        n = max(n, min(GRAPH_MAX_INPUTS, -(-4 * l2 // max(read, 1))))
         if self.bundle:
             return None, ("not captured: a leaderboard bundle launches on the default CUDA queue (the runner's); "
                           "the repository's submission launches on the current one and is captured")

@@ -144,8 +144,10 @@ class PredecodeCache:
     input tensors it was built from, so that no other tensor can be allocated at those addresses while
     the entry lives (a stale hit would be a wrong answer). A lookup that misses decodes inline, timed."""
 
-    def __init__(self, build, capacity: int = 56, outputs=lambda data: [data[-1]]):
-        # capacity >= the 50 inputs of one gemm / dual sample; outputs(data): the tensors the impl
+    def __init__(self, build, capacity: int = 72, outputs=lambda data: [data[-1]]):
+        # capacity >= the most inputs the evaluator rotates over: 50 per gemm / dual sample, up to 64 in
+        # its CUDA-graph replay (a miss inside a capture would decode there, copying the grouped GEMM's
+        # CPU-resident scales, which a capture refuses); outputs(data): the tensors the impl
         # writes, left out of the key (each call bumps their version counters)
         self.build, self.capacity, self.outputs, self.entries = build, capacity, outputs, OrderedDict()
 

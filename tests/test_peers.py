@@ -32,3 +32,11 @@ def test_writing_the_output_keeps_the_decode():
         grouped.get(groups)
         groups[0][0][2].add_(1)
     assert len(builds) == 2
+
+
+def test_the_cache_holds_every_input_the_evaluator_rotates_over():
+    """A miss inside a CUDA-graph capture would decode there (group_gemm copies its CPU-resident scales,
+    which a capture refuses): the cache must hold the graph replay's inputs, not only a sample's 50."""
+    from harness import worker as W
+
+    assert PredecodeCache(lambda data: None).capacity >= max(W.GRAPH_MAX_INPUTS, 50)
