@@ -12,7 +12,8 @@
 #                                             the evaluator and the submissions of an earlier tree (DIR: its
 #                                             harness, shared, problems, scripts) and of this one, side by
 #                                             side per problem: benchmark mode (submission, packaged file),
-#                                             a table of means and host us before / after; with
+#                                             a table of means and host us before / after (TRUST_IMPLS:
+#                                             other impls than the submission and the packaged file); with
 #                                             LEADERBOARD_WALL=1 also each side's whole --mode leaderboard
 #                                             run, its wall time
 #   bash scripts/device_bench.sh host P ...   benchmark submission, bf16-predecoded and the packaged file
@@ -95,7 +96,8 @@ trust)
         tag=$side; [ "$round" -gt 1 ] && tag=$side$round
         commit=${NVFP4_COMMIT:-unknown}; [ "$side" = before ] && commit=${BEFORE_COMMIT:-before}
         ( cd "$(side_dir $side)" && NVFP4_COMMIT="$commit" python -m harness.eval "$p" \
-            --mode benchmark --impl submission "dist/$p/submission.py" --json "$OUT/$p-$tag.json" ) > "$OUT/b.log" 2>&1
+            --mode benchmark --impl ${TRUST_IMPLS:-submission "dist/$p/submission.py"} --json "$OUT/$p-$tag.json" ) \
+            > "$OUT/b.log" 2>&1
         echo "bench $p $tag rc=$?" | tee -a "$log"; cat "$OUT/b.log" >> "$log"
         grep -E "^(FAIL|error)" "$OUT/b.log" | cut -c1-300
       done
