@@ -589,9 +589,9 @@ def spread_notes(name: str, result: dict) -> list[str]:
 
 
 # The unit of every figure in a results file, by key (the leaderboard's statistics are in ns).
-RESULT_UNITS = {"stats": "ns per call (runs: a count)", "graph_ns": "ns per call", "score_s": "s", "checks_s": "s",
-                "*_us": "us", "spread_us": "us (p10, p90 of the samples)", "ceilings.bandwidth_Bps": "bytes/s",
-                "ceilings.flops": "FLOP/s"}
+# Per call where a figure is a time per call; stats' `runs` is a count.
+RESULT_UNITS = {"stats": "ns", "graph_ns": "ns", "score_s": "s", "checks_s": "s", "*_us": "us",
+                "ceilings.bandwidth_Bps": "B/s", "ceilings.flops": "FLOP/s"}
 
 
 def write_json(args, problem, device, results, device_info) -> None:

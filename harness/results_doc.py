@@ -36,7 +36,10 @@ def read_results(path: str | Path) -> dict:
     missing = [k for k in REQUIRED if not isinstance(doc, dict) or k not in doc]
     if missing:
         raise ResultsFileError(f"{path}: not a results JSON file of the evaluator (no {', '.join(missing)})")
-    unit = (doc.get("units") or {}).get("stats", "ns")
+    # the unit is the declaration's first word ("ns", or "ns per call (runs: a count)" as the evaluator of
+    # 2026-11-26 wrote it)
+    declared = str((doc.get("units") or {}).get("stats", "ns"))
+    unit = declared.split()[0] if declared.split() else declared
     if unit not in NS_PER:
         raise ResultsFileError(f"{path}: stats in unit {unit!r}; expected one of {', '.join(NS_PER)}")
     if unit != "ns":
