@@ -248,7 +248,7 @@ def popcorn_lines(result: dict) -> list[str]:
     for i, c in enumerate(cases):
         lines.append(f"{kind}.{i}.spec: {P.describe_case(c['case'])}")
         if c["status"] == "pass" and kind == "benchmark":
-            lines += [f"{kind}.{i}.{k}: {c['stats'][k]}" for k in Stats.LEADERBOARD_KEYS]
+            lines += [f"{kind}.{i}.{k}: {c['stats'][k]}" for k in Stats.LEADERBOARD_KEYS if k in c["stats"]]
         else:
             lines.append(f"{kind}.{i}.status: {c['status']}")
             if c.get("error"):
