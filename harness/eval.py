@@ -43,8 +43,9 @@ EXIT_OK, EXIT_USAGE, EXIT_CHECK, EXIT_BAD_CASE = 0, 2, 112, 113
 CPU_TIMING_NOTE = ("CPU wall clock on one thread, no L2 flush: figures are not GPU timings; each case warmed up; "
                    "compare impls by median us, as the mean grows with whatever else the machine runs")
 # On a CPU, a case whose samples spread wider than this (p90 - p10 over the median) is flagged as not
-# comparable: another process took the core for part of the run.
-CPU_SPREAD_LIMIT = 0.5
+# comparable. An idle two-core machine gave up to 0.7 for a portable path (2026-11-26); another process
+# on the core gives several times the median.
+CPU_SPREAD_LIMIT = 1.0
 REPO = Path(__file__).resolve().parent.parent
 
 
@@ -584,7 +585,7 @@ def spread_notes(name: str, result: dict) -> list[str]:
         if spread and s and s.get("median") and (spread[1] - spread[0]) * 1e3 > CPU_SPREAD_LIMIT * s["median"]:
             notes.append(f"note: {name} [{P.describe_case(c['case'])}]: samples spread {spread[0]:.0f}.."
                          f"{spread[1]:.0f} us (p10..p90) around a median of {s['median'] / 1e3:.0f} us: too wide to "
-                         "compare; another process shared the core, rerun on an idle machine")
+                         "compare (another process on the core?); rerun on an idle machine")
     return notes
 
 

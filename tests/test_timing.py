@@ -119,3 +119,16 @@ def test_work_left_past_the_end_event_is_flagged():
     assert honest.unfinished_error() is None
     hidden = T.Samples(50, [0.5e3] * 5, [900e3] * 5)  # the events saw 25 us; the device ran 900 us more
     assert hidden.unfinished_error().startswith(f"{T.UNFINISHED}: the device stayed busy a median 900.0 us")
+
+
+def test_a_cpu_case_whose_samples_spread_too_wide_gets_a_line():
+    from harness import eval as E
+
+    def result(p10_us, p90_us, median_us):
+        return {"cases": [{"case": {"m": 128, "seed": 1}, "spread_us": [p10_us, p90_us],
+                           "stats": {"median": median_us * 1e3}}]}
+
+    assert E.spread_notes("ref", result(90, 150, 100)) == []  # an idle machine's spread
+    [line] = E.spread_notes("ref", result(90, 400, 100))  # a busy core
+    assert line.startswith("note: ref [m: 128; seed: 1]: samples spread 90..400 us (p10..p90) around a median of "
+                           "100 us: too wide to compare")
