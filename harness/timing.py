@@ -18,9 +18,9 @@ Beyond the leaderboard, three things an impl could otherwise use to look faster:
 - Work left running. Per sample, after the end event has completed, the whole device is synchronized
   and the host time that took is kept (`lags_ns`): work on another CUDA queue that the end event does
   not wait for shows there (Samples.unfinished_error).
-- Persisting L2. Before each sample the persisting-L2 carve-out is set to 0 and persisting lines are
-  reset (cuda-python's runtime), so nothing an impl pinned in L2 survives the flush; a carve-out the
-  impl set is reported (Clock.persisting_l2_error).
+- Persisting L2. The clock sets the persisting-L2 carve-out to 0 before any impl is loaded (cuda-python's
+  runtime); before each sample a carve-out found set again is the impl's: it is reset with the
+  persisting lines, so nothing pinned in L2 survives the flush, and reported (Clock.persisting_l2_error).
 """
 
 from __future__ import annotations
@@ -69,10 +69,6 @@ class Stats:
 
     def as_dict(self) -> dict:
         return asdict(self)
-
-    def leaderboard(self) -> dict:
-        """The leaderboard's keys only (its `benchmark.i.<key>` lines)."""
-        return {k: getattr(self, k) for k in self.LEADERBOARD_KEYS}
 
 
 class TimingError(ValueError):

@@ -121,6 +121,9 @@ class Runner:
         self.prepare = getattr(self.module, "prepare", None)
         self.premise_checked = not (self.bundle and self.clock.cuda)
         self.graph = graph and self.clock.cuda
+        # Wall seconds of the last time_case outside its timed samples, by step (the loops' total includes
+        # the fresh values and rechecks between samples): what the evaluator's checks cost, per case.
+        self.checks_s: dict[str, float] = {}
 
     def generate(self, case: dict):
         data = self.gen(**case, device=self.device)
@@ -254,28 +257,20 @@ class Runner:
         progress.done()
         return results
 
-    # Wall seconds of the last time_case outside its timed samples, by step (the loops' total includes the
-    # fresh values and rechecks between samples): what the evaluator's checks cost, reported per case.
-    checks_s: dict = {}
-
     def rebinding_error(self) -> str | None:
         return self.relied_on.error()
 
-    def inputs_of_case(self, case: dict) -> list:
-        """The sample's input tuples: the case itself for one input per sample (eval.py), else seeds
-        +42, +84, ... (eval_better_bench)."""
+    def sample_seeds(self, case: dict) -> list[int]:
+        """The seeds of a sample's inputs: the case's own for one input per sample (eval.py), else +42,
+        +84, ... (eval_better_bench)."""
         n = self.problem.inputs_per_sample
-        if n == 1:
-            return [self.generate(dict(case))]
-        return [self.generate({**case, "seed": case["seed"] + 42 * (i + 1)}) for i in range(n)]
+        return [case["seed"]] if n == 1 else [case["seed"] + 42 * (i + 1) for i in range(n)]
 
     def value_sets(self, case: dict, datas: list, expected: list) -> ValueSets:
         """datas' value sets (harness/fresh_values.py): each input's own, and SETS - 1 more drawn with
         other seeds, each with its reference computed once."""
-        n = len(datas)
-        seeds = [case["seed"]] if n == 1 else [case["seed"] + 42 * (i + 1) for i in range(n)]
         others = []
-        for seed in seeds:
+        for seed in self.sample_seeds(case):
             extra = []
             for j in range(1, SETS):
                 data = self.generate({**case, "seed": seed + j * SET_SEED_STRIDE})
@@ -293,7 +288,7 @@ class Runner:
         spent = self.checks_s = dict.fromkeys(("inputs_and_check", "value_sets", "own_call", "fresh_values",
                                                 "rechecks", "loops"), 0.0)
         t0 = time.perf_counter()
-        datas = self.inputs_of_case(case)
+        datas = [self.generate({**case, "seed": seed}) for seed in self.sample_seeds(case)]
         expected = []
         for d in datas:
             err, want = self.check_on_clone(d)
