@@ -7,7 +7,7 @@
 An impl is any Python file that defines `custom_kernel(data)`; a bare NAME means
 problems/PROBLEM/NAME.py with '-' read as '_' (`reference`, `submission`, `bf16-predecoded`).
 Several impls are run one after another in the same invocation and tabulated side by side.
-Each impl and mode runs in a fresh spawned worker process (harness/worker.py), as on the leaderboard.
+Each impl and mode runs in a fresh worker process (harness/worker.py), spawned on a GPU as on the leaderboard.
 `leaderboard` mode runs the tests first and, if they pass, the timed runs that recheck every sample.
 The tests check each case as the leaderboard does, then run the guards (harness/guards.py: an in-place
 change of A with the same tuple, outputs aliasing an input, writes outside C).
@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
-import multiprocessing as mp
 import os
 import platform
 import re
@@ -35,6 +34,7 @@ from pathlib import Path
 
 from harness import problem as P
 from harness.timing import Samples, Stats, TimingError, geometric_mean
+from harness.worker_start import in_worker
 
 EXIT_OK, EXIT_USAGE, EXIT_CHECK, EXIT_BAD_CASE = 0, 2, 112, 113
 # Other processes only ever add time to a CPU sample: on a busy machine the mean (and err) swing with
@@ -198,22 +198,15 @@ def popcorn_leaderboard(path: Path) -> str | None:
 # ----- running ---------------------------------------------------------------------------------
 
 
-def in_worker(fn, *args):
-    """Run fn(*args) in a fresh spawned process, as the leaderboard does for each mode."""
-    ctx = mp.get_context("spawn")
-    with ctx.Pool(1) as pool:
-        return pool.apply(fn, args)
-
-
 def run_impl(problem, impl_name, impl_path, mode, tests, benches, device, data_kind, graph=False) -> dict:
     from harness.worker import run_mode
 
     if mode == "leaderboard":  # as KernelBot: the timed run happens only after the tests pass
-        t = in_worker(run_mode, problem.name, impl_path, impl_name, "test", tests, device, data_kind)
+        t = in_worker(device, run_mode, problem.name, impl_path, impl_name, "test", tests, device, data_kind)
         if t["error"] or any(c["status"] != "pass" for c in t["cases"]):
             return {**t, "mode_run": "test"}
     cases = tests if mode == "test" else benches
-    r = in_worker(run_mode, problem.name, impl_path, impl_name, mode, cases, device, data_kind, graph)
+    r = in_worker(device, run_mode, problem.name, impl_path, impl_name, mode, cases, device, data_kind, graph)
     judge_samples(r)
     return {**r, "mode_run": mode}
 
@@ -517,7 +510,7 @@ def run(args) -> int:
         if device == "cuda":
             from harness.worker import measure_device
 
-            device_info = in_worker(measure_device, [problem.reference.cost(**c)[0] for c in cases],
+            device_info = in_worker(device, measure_device, [problem.reference.cost(**c)[0] for c in cases],
                                     problem.timing["flush_bytes"])
 
     results, all_lines = {}, []

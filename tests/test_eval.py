@@ -24,9 +24,9 @@ SMALL = {"gemv": "m: 128; k: 256; l: 1; seed: 7", "gemm": "m: 128; n: 128; k: 25
 
 def run_eval(*args, env=None, fresh=False) -> subprocess.CompletedProcess:
     """`python -m harness.eval ARGS`: its exit status, stdout and stderr. By default its main runs in this
-    process with stdout and stderr captured (the workers are spawned as always, so the impl still runs
-    in a fresh process), which spares a new interpreter importing torch; with `env` (or fresh=True) a
-    new process, as a user runs it."""
+    process with stdout and stderr captured (the impl still runs in a fresh worker process, as always),
+    which spares a new interpreter importing torch; with `env` (or fresh=True) a new process, as a user
+    runs it."""
     if env is not None or fresh:
         return subprocess.run([sys.executable, "-m", "harness.eval", *args], cwd=REPO, capture_output=True,
                               text=True, timeout=600, env={**os.environ, **(env or {})})
@@ -42,7 +42,7 @@ def run_eval(*args, env=None, fresh=False) -> subprocess.CompletedProcess:
 # The CPU runs the manifest's test cases up to this many FLOPs (2*M*N*K summed over groups, x2 for the dual
 # GEMM): the larger ones (gemm 2304x4608x7168: 152 GFLOP, three times with the guards) cost minutes of the
 # CPU tier and test the same code; the GPU tier runs them all.
-CPU_TEST_FLOPS = 12e9
+CPU_TEST_FLOPS = 8e9
 
 
 def manifest_test_args(problem: str, device: str) -> list[str]:
@@ -56,7 +56,7 @@ def manifest_test_args(problem: str, device: str) -> list[str]:
 @pytest.mark.parametrize("problem", ["gemv", "gemm", "dual_gemm", "group_gemm"])
 def test_reference_and_peer_pass_the_manifest_tests(problem, device):
     cases = manifest_test_args(problem, device)
-    assert len(cases) >= 2 * 4, cases  # at least four of the ten on the CPU too
+    assert len(cases) >= 2 * 3, cases  # at least three of the ten on the CPU too
     r = run_eval(problem, "--mode", "test", "--impl", "reference", "bf16-predecoded", "--device", device, "--popcorn",
                  *cases)
     assert r.returncode == 0, r.stderr

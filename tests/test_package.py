@@ -455,11 +455,11 @@ def test_packaged_submission_runs_alone_without_the_project(problem, tmp_path):
 
 def run_evaluator(problem: str, path: Path, device: str, tmp_path: Path, cases=()) -> dict:
     """The evaluator's test mode on the packaged file: the manifest's tests, or `cases` (--case lines)."""
+    from tests.test_eval import run_eval
+
     out = tmp_path / "result.json"
     case_args = [arg for case in cases for arg in ("--case", describe_case(case))]
-    res = subprocess.run([sys.executable, "-m", "harness.eval", problem, "--mode", "test", "--impl", str(path),
-                          "--device", device, "--json", str(out), *case_args],
-                         cwd=REPO, capture_output=True, text=True, timeout=1800)
+    res = run_eval(problem, "--mode", "test", "--impl", str(path), "--device", device, "--json", str(out), *case_args)
     assert res.returncode == 0, (res.stdout[-3000:], res.stderr[-3000:])
     assert ": pass (" in res.stdout  # the verdict line per impl
     doc = json.loads(out.read_text())

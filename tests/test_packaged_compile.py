@@ -198,9 +198,12 @@ def _package(problem: str, tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("problem,variant", list(VARIANT_SIGNATURE), ids=[f"{p}-{v}" for p, v in VARIANT_SIGNATURE])
 def test_packaged_sm100_variant_compiles_for_every_benchmark_shape(problem, variant, tmp_path):
-    """Each variant's config for every benchmark shape it applies to, compiled from the packaged file.
-    Under the runner's DSL a variant the registry marks runner_dsl=False is left out (packages for
-    the runner leave it out too)."""
+    """Each variant's config for every benchmark shape it applies to, compiled from the packaged file
+    under the runner's DSL (`nox -s runner_dsl`, which CI runs), where a config that fails to compile
+    would fail on the leaderboard; a variant the registry marks runner_dsl=False is left out there
+    (packages for the runner leave it out too). Under the project's DSL (`nox -s test`) the first
+    shape's config only: the sm100 tests compile the variants from the repository already, and each
+    config here is a child process importing torch and the DSL (~5 s of the CPU tier)."""
     import json
 
     from harness.problem import load_problem
@@ -211,21 +214,20 @@ def test_packaged_sm100_variant_compiles_for_every_benchmark_shape(problem, vari
     entry = config.SM100_VARIANTS[variant]
     if os.environ.get("NVFP4_RUNNER_DSL") and not entry.runner_dsl:
         pytest.skip(f"{problem}/{variant} is marked runner_dsl=False")
-    shapes = [case_shape(problem, c) for c in load_problem(problem).benchmarks]
-    configs = {entry.choose(*chooser_args(problem, shape, B200_SM_COUNT)) for shape in shapes} - {None}
-    assert configs, f"{variant} applies to no benchmark shape of {problem}"
+    chosen = {}  # config -> (shape, the chooser's arguments) of the first benchmark shape choosing it
+    for shape in (case_shape(problem, c) for c in load_problem(problem).benchmarks):
+        args = chooser_args(problem, shape, B200_SM_COUNT)
+        cfg = entry.choose(*args)
+        if cfg is not None:
+            chosen.setdefault(cfg, (shape, args))
+    assert chosen, f"{variant} applies to no benchmark shape of {problem}"
+    todo = list(chosen.values()) if os.environ.get("NVFP4_RUNNER_DSL") else list(chosen.values())[:1]
     _package(problem, tmp_path)
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     env["CUDA_VISIBLE_DEVICES"] = ""
     dsl = installed_dsl_version()
-    done = []
-    for shape in shapes:
-        args = chooser_args(problem, shape, B200_SM_COUNT)
-        cfg = entry.choose(*args)
-        if cfg is None or cfg in done:
-            continue
-        done.append(cfg)
-        dump = tmp_path / f"dump{len(done)}"
+    for i, (shape, args) in enumerate(todo):
+        dump = tmp_path / f"dump{i}"
         dump.mkdir()
         run = subprocess.run([sys.executable, "-c", VARIANT_CHILD, str(tmp_path), problem, variant, str(dump),
                               json.dumps(args)], cwd=tmp_path, env=env, capture_output=True, text=True)
@@ -235,7 +237,6 @@ def test_packaged_sm100_variant_compiles_for_every_benchmark_shape(problem, vari
         for pattern in VARIANT_SIGNATURE[(problem, variant)]:
             assert re.search(pattern, text), f"CuTe DSL {dsl}, {shape}: no {pattern} in the PTX"
         assert glob.glob(str(dump / "*.cubin")), f"CuTe DSL {dsl}: no cubin"
-    assert len(done) == len(configs)
 
 
 def test_every_registered_variant_with_its_own_kernel_is_compiled_here():

@@ -28,6 +28,7 @@ from harness.runner import bundle, cli, credentials, image, job, merge, modal_ba
 from harness.runner.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_PREREQ, EXIT_TIMEOUT, EXIT_USAGE, RunnerError
 from harness.runner.outcomes import Collected, Interrupted, JobError, RemoteApp
 from harness.runner.plan import GPUS, Job, Plan, make_plan
+from tests.test_eval import run_eval
 
 REPO = Path(__file__).resolve().parent.parent
 SMALL_CASES = ["m: 128; k: 256; l: 1; seed: 1111", "m: 256; k: 512; l: 2; seed: 7"]
@@ -242,9 +243,9 @@ def test_the_remote_body_on_the_cpu_gives_a_local_runs_fields_and_merges(tmp_pat
         assert r["result"]["environment"]["commit"] == "abc123+dirty"  # the local commit, named remotely
 
     local = tmp_path / "local.json"
-    subprocess.run([sys.executable, "-m", "harness.eval", "gemv", "--mode", "benchmark", "--device", "cpu",
-                    "--case", SMALL_CASES[0], "--case", SMALL_CASES[1], "--json", str(local)],
-                   cwd=REPO, check=True, capture_output=True, timeout=600)
+    done = run_eval("gemv", "--mode", "benchmark", "--device", "cpu", "--case", SMALL_CASES[0], "--case",
+                    SMALL_CASES[1], "--json", str(local))
+    assert done.returncode == 0, done.stderr
     local_doc = json.loads(local.read_text())
     assert keys(results[0]["result"]) == keys(local_doc)
 
