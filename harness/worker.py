@@ -1,6 +1,6 @@
-"""What runs inside the evaluator's spawned worker process: one impl, one mode, all cases.
+"""What runs inside the evaluator's worker process: one impl, one mode, all cases.
 
-Like the leaderboard, each mode gets a fresh process (`multiprocessing` spawn), so an impl's module
+Like the leaderboard, each mode gets a fresh process (harness/worker_start.py), so an impl's module
 level caches (compiled kernels) live across the cases of one mode and nothing leaks between modes.
 Everything returned to the parent is plain data (dicts, strings, floats).
 """
@@ -436,7 +436,7 @@ class Runner:
 
 def run_mode(problem_name: str, impl_path: str, impl_name: str, mode: str, cases: list[dict],
              device: str, data_kind: str, graph: bool = False) -> dict:
-    """Entry point of the spawned worker. Returns {"error": str|None, "cases": [...]}."""
+    """Entry point of the worker. Returns {"error": str|None, "cases": [...]}."""
     if device == "cpu" and mode != "test":
         torch.set_num_threads(1)  # CPU timings: one thread, so that another process cannot halve an impl's cores
     problem = P.load_problem(problem_name)
