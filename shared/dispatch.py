@@ -23,6 +23,8 @@ from shared.call_cache import PreparedCalls, identity_key
 from shared.cute.host_check import tensor_key
 from shared.device_facts import device_arch, sm_count
 
+KERNEL_ARCHS = ("sm90", "sm100")  # the device_arch() values a kernel exists for
+
 # Which path calls took, for whoever asks (the evaluator reports it per case): the calls that took the
 # portable torch path, and why no kernel could be had where the device has one (an import error).
 portable_calls = 0
@@ -71,6 +73,8 @@ class Dispatch:
             return _fresh(seen.result)
         try:
             tensors = self.tensors(data)
+            if device_arch(tensors[0].device) not in KERNEL_ARCHS:  # the portable path keys and keeps nothing
+                raise LookupError
             ident = (identity_key(tensors), self.sizes(data))
             hit = cache.by_identity.get(ident)
         except Exception:  # not a tuple any kernel takes, or no kernel for this device: check() tells
@@ -102,7 +106,7 @@ class Dispatch:
         """The kernel's bound launch for a checked tuple, or None (the portable path)."""
         device = _first_tensor(data).device
         arch = device_arch(device)
-        if arch not in ("sm90", "sm100"):
+        if arch not in KERNEL_ARCHS:
             return None
         try:
             return self.kernel(arch, data, shape, sm_count(device))

@@ -30,6 +30,21 @@ def test_a_kernel_that_cannot_be_imported_warns_once_and_counts_portable_calls(m
     assert D.kernel_unavailable == "ImportError: No module named 'cutlass'"
 
 
+def test_a_device_without_a_kernel_takes_the_portable_path_without_keying_the_call(monkeypatch):
+    """On the CPU the call goes straight to torch: no identity key, so no build of the compiled host check
+    (~30 s on a machine's first call) and nothing kept in the call cache."""
+    keyed = []
+    monkeypatch.setattr(D, "identity_key", lambda tensors: keyed.append(tensors) or b"")
+    d = D.Dispatch(check=lambda data: data[0].shape, kernel=lambda *a: None,
+                   portable=lambda data: data[0] * 2, tensors=lambda data: list(data))
+    assert torch.equal(d((torch.ones(2),)), torch.full((2,), 2.0))
+    assert keyed == [] and not d.prepared.by_identity
+    monkeypatch.setattr(D, "device_arch", lambda device: "sm90")  # where a kernel exists, the call is keyed
+    monkeypatch.setattr(D, "sm_count", lambda device: 132)
+    d((torch.ones(2),))
+    assert len(keyed) == 1
+
+
 @pytest.mark.parametrize("mode", ["test", "benchmark"])
 def test_the_evaluator_records_the_path_per_case(tmp_path, mode):
     import json
