@@ -7,6 +7,8 @@ the three output shapes popcorn-cli has produced (text reports, full result JSON
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import subprocess
@@ -157,12 +159,28 @@ def fake_env(tmp_path):
     return env
 
 
-def submit(tmp_path, env, *args, output: str):
+def submit(tmp_path, env, *args, output: str) -> subprocess.CompletedProcess:
+    """`python -m harness.submit ARGS` from the repository with `env` as its whole environment: its main,
+    run in this process with stdout and stderr captured (a new interpreter would spend ~3 s importing
+    torch); popcorn-cli, the fake one, runs as a child as always."""
     (tmp_path / "cli_output.txt").write_text(output, encoding="utf-8")
     env = {**env, "FAKE_POPCORN_OUTPUT": str(tmp_path / "cli_output.txt")}
-    return subprocess.run([sys.executable, "-m", "harness.submit", *args, "--output", str(tmp_path / "sub.py"),
-                           "--json", str(tmp_path / "res.json")],
-                          cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    argv = [*args, "--output", str(tmp_path / "sub.py"), "--json", str(tmp_path / "res.json")]
+    saved, cwd, out, err = dict(os.environ), os.getcwd(), io.StringIO(), io.StringIO()
+    try:
+        os.environ.clear()
+        os.environ.update(env)
+        os.chdir(REPO)
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = sm.main(argv)
+            except SystemExit as e:  # argparse's usage errors
+                code = e.code
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+        os.chdir(cwd)
+    return subprocess.CompletedProcess(argv, code, out.getvalue(), err.getvalue())
 
 
 def test_submit_round_trips_into_results_json(tmp_path, fake_env):
