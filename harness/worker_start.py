@@ -17,7 +17,7 @@ import os
 
 def in_worker(device: str, fn, *args):
     """fn(*args) in a fresh worker process (see the module's docstring); fn is a module-level function."""
-    if device == "cpu" and "forkserver" in mp.get_all_start_methods() and not os.environ.get("XSPAWN"):
+    if device == "cpu" and "forkserver" in mp.get_all_start_methods():
         ctx = mp.get_context("forkserver")
         ctx.set_forkserver_preload(["torch"])  # the import only: no CUDA, nothing of this project
         fn, args = _run_in_environ, (dict(os.environ), fn.__module__, fn.__qualname__, *args)
