@@ -426,6 +426,21 @@ def test_ctrl_c_marks_the_run_interrupted_and_exits_130(where, capsys, monkeypat
     assert doc["impls"]["submission"]["check"] == "fail"  # no score from one case of two
 
 
+def test_ctrl_c_before_anything_was_sent_is_one_line_and_exit_130(capsys, monkeypatch, tmp_path):
+    """Ctrl-C while the working tree is packed (the first second or two): one line, no traceback, no file."""
+    def interrupted(repo):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "LOCAL_RESULTS", tmp_path / "results" / "local")
+    monkeypatch.setattr(cli.bundle, "pack", interrupted)
+    sent = []
+    status = cli.main(["bench", "gemv", "--case", SMALL_CASES[0]], run_jobs=lambda *a: sent.append(a) or [])
+    err = capsys.readouterr().err
+    assert status == EXIT_INTERRUPTED and sent == []
+    assert err.strip().splitlines()[-1] == "runner: interrupted (Ctrl-C) before anything was sent; nothing written"
+    assert not (tmp_path / "results").exists()
+
+
 def test_a_timeout_past_modals_24_hours_is_refused_before_anything_starts(capsys):
     assert cli.main(["bench", "gemv", "--timeout", "86281", "--dry-run"]) == EXIT_USAGE
     assert capsys.readouterr().err.strip().splitlines() == [

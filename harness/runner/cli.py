@@ -209,6 +209,9 @@ def main(argv: list[str] | None = None, run_jobs=None) -> int:
     except RunnerError as e:
         print(f"runner: {e}", file=sys.stderr)
         return e.status
+    except KeyboardInterrupt:  # before any job was sent (collect() handles Ctrl-C from then on)
+        print("runner: interrupted (Ctrl-C) before anything was sent; nothing written", file=sys.stderr)
+        return EXIT_INTERRUPTED
     doc, path = merged_document(plan, got, prov, rest)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(doc, indent=1, default=str) + "\n")
