@@ -261,8 +261,15 @@ def test_ctrl_c_through_the_real_client_stops_the_app_and_marks_the_run(tmp_path
         deadline = time.monotonic() + 60
         while not any(line.startswith("[1/2] ") for line in lines) and time.monotonic() < deadline:
             time.sleep(0.05)  # job 0's result has come back; job 1's is awaited
+        sent_after = time.monotonic() - deadline + 60
         client.send_signal(signal.SIGINT)
-        client.wait(timeout=60)
+        try:
+            client.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            client.kill()
+            reader.join(10)
+            pytest.fail(f"the client did not stop within 60 s of Ctrl-C (sent {sent_after:.1f} s after it started); "
+                        f"its stderr:\n{''.join(lines)[-4000:]}")
         reader.join(10)
         assert server.disconnected.is_set()
     err = "".join(lines)
