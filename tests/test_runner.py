@@ -14,11 +14,13 @@ speaking its protocol) is tests/test_runner_modal_client.py.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import shutil
 import subprocess
 import sys
+import threading
 import types
 from pathlib import Path
 
@@ -576,3 +578,34 @@ def test_modal_is_an_optional_extra_with_its_own_lock():
     noxfile = (REPO / "noxfile.py").read_text()
     cpu_subset = re.search(r"EVAL_CPU_PACKAGES = \[(.*?)\]", noxfile, flags=re.S).group(1)
     assert "modal" not in cpu_subset
+
+
+def test_ctrl_c_is_not_held_up_by_a_call_that_ignores_its_cancellation():
+    """The Modal client's call.get keeps polling on its own loop after a cancel: Ctrl-C while one job is
+    still out waits for it only CANCEL_WAIT_S (it waited forever: the client hung after Ctrl-C in CI)."""
+    async def quick():
+        return "done"
+
+    async def stubborn():
+        while True:
+            try:
+                await asyncio.sleep(3600)
+            except asyncio.CancelledError:
+                continue
+
+    calls = {0: types.SimpleNamespace(get=types.SimpleNamespace(aio=quick)),
+             1: types.SimpleNamespace(get=types.SimpleNamespace(aio=stubborn))}
+    order = modal_backend.completion_order(calls)
+    assert next(order) == (0, "done")
+    raised = []
+
+    def interrupt():
+        try:
+            order.throw(KeyboardInterrupt)
+        except KeyboardInterrupt:
+            raised.append(True)
+
+    worker = threading.Thread(target=interrupt, daemon=True)
+    worker.start()
+    worker.join(modal_backend.CANCEL_WAIT_S + 20)
+    assert raised == [True], "Ctrl-C waited on the cancelled call"

@@ -80,6 +80,9 @@ def image_builder(version: str):
             os.environ["MODAL_IMAGE_BUILDER_VERSION"] = old
 
 
+CANCEL_WAIT_S = 2.0  # how long a run interrupted by Ctrl-C waits for its other calls to be cancelled
+
+
 def completion_order(calls: dict[int, object]) -> Iterator[tuple[int, object]]:
     """(job index, its result or the exception its call raised), as each call finishes."""
 
@@ -99,8 +102,10 @@ def completion_order(calls: dict[int, object]) -> Iterator[tuple[int, object]]:
     finally:
         for task in pending:
             task.cancel()
-        if pending:
-            loop.run_until_complete(asyncio.wait(pending))
+        if pending:  # bounded: a call the client does not let go of must not hold up Ctrl-C (the app's stop ends it)
+            _, still = loop.run_until_complete(asyncio.wait(pending, timeout=CANCEL_WAIT_S))
+            for task in still:  # left to the app's stop; without asyncio's "destroyed but pending" line
+                task._log_destroy_pending = False
         loop.close()
 
 
