@@ -59,11 +59,20 @@ class Dispatch:
             raise TypeError("Dispatch: give reads (a flat tuple) or tensors (any other), not both")
         self.check, self.kernel, self.portable = check, kernel, portable
         self.reads, self.output, self.sizes = reads, output, sizes
-        self.tensors = tensors or self._read_tensors
+        self._given_tensors = tensors
+        self.tensors = self._kernel_tensors if tensors else self._read_tensors
         self.prepared = PreparedCalls()
 
+    # Both raise where the device has no kernel (the CPU): such a call is not keyed, so it takes the portable
+    # path without the compiled identity key (and its build) or a place in the call cache.
     def _read_tensors(self, data) -> list:
         return [data[i] for i in self.reads[device_arch(data[0].device)]]
+
+    def _kernel_tensors(self, data) -> list:
+        tensors = self._given_tensors(data)
+        if device_arch(tensors[0].device) not in KERNEL_ARCHS:
+            raise LookupError(f"no kernel for {tensors[0].device}")
+        return tensors
 
     def __call__(self, data) -> Any:
         cache = self.prepared
@@ -73,8 +82,6 @@ class Dispatch:
             return _fresh(seen.result)
         try:
             tensors = self.tensors(data)
-            if device_arch(tensors[0].device) not in KERNEL_ARCHS:  # the portable path keys and keeps nothing
-                raise LookupError
             ident = (identity_key(tensors), self.sizes(data))
             hit = cache.by_identity.get(ident)
         except Exception:  # not a tuple any kernel takes, or no kernel for this device: check() tells
