@@ -262,8 +262,8 @@ def test_ctrl_c_through_the_real_client_stops_the_app_and_marks_the_run(tmp_path
         while not any(line.startswith("[1/2] ") for line in lines) and time.monotonic() < deadline:
             time.sleep(0.05)  # job 0's result has come back; job 1's is awaited
         # Half a second later the client is waiting for job 1. A Ctrl-C sent within ~50 ms of job 0's line
-        # was lost in CI's full tier three times out of three (the client went on waiting; cause not found,
-        # never seen alone or under load here): the known race this test does not cover.
+        # was lost in the full tier of four fresh clones (2026-11-26: the client went on waiting; cause not
+        # found, never seen when this file ran alone or under load): the known race this test leaves out.
         time.sleep(0.5)
         sent_after = time.monotonic() - deadline + 60
         client.send_signal(signal.SIGINT)
