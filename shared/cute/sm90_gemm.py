@@ -325,7 +325,10 @@ class Sm90BlockScaledGemm:
                 self.producer(ops, descs, (sS4, sSFS, sR4, sSFR), bid_s, bid_r, k_tiles, kt_first, kt_own,
                               lda_pipe, ldb_pipe)
             else:
-                self.decoders(tidx, at, kt_own, lda_pipe, a16_pipe)
+                # rows of this CTA's S tile that exist (fewer than rows_s in a partial last tile, or in
+                # a grouped GEMM's tile past its group's M): the decoders skip the others
+                s_rows = mD.shape[1] - bid_s * rows_s
+                self.decoders(tidx, at, kt_own, s_rows, lda_pipe, a16_pipe)
             if cutlass.const_expr(self.cfg.splits > 1):
                 # the split's two cluster barriers (_add_split_sums): the operand buffers receive the
                 # other CTA's sums only once every warp of both CTAs is done with them
@@ -375,9 +378,13 @@ class Sm90BlockScaledGemm:
 
 
     @cute.jit
-    def decoders(self, tidx, at, kt_own, lda_pipe, a16_pipe):
+    def decoders(self, tidx, at, kt_own, s_rows, lda_pipe, a16_pipe):
         """The other warps of the first n_dwg warpgroups: each 256-K stage of the S side -> four 64-K
-        fp16 sub-tiles of every S operand in the decoded ring."""
+        fp16 sub-tiles of every S operand in the decoded ring. Rows from `s_rows` on lie past the S
+        extent: they are not decoded, and the slots keep whatever they held. Row s of the S tile feeds
+        only accumulator column s, which the epilogue does not store for those rows, so stale (even
+        non-finite) values there change nothing that is written; TMA already zero-fills them, but
+        decoding zeros took the decoders' share of the schedulers from the consumers."""
         ns, rows_s, n_dec, skip = self.ns, self.rows_s, self.cfg.decoder_threads, self.cfg.debug_skip
         s4_base, s4_stage, s4_bytes, s16_base, s16_sub = at.s4_base, at.s4_stage, at.s4_bytes, at.s16_base, at.s16_sub
         sfs_base, sfs_stage, sfs_bytes = at.sfs_base, at.sfs_stage, at.sfs_bytes
@@ -417,9 +424,10 @@ class Sm90BlockScaledGemm:
                     slot = slot0 + (cl >> 1)  # (slot0 + cl // 2) mod a_slots, slot0 < a_slots
                     if slot >= self.a_slots:
                         slot = slot - self.a_slots
-                    self._decode_unit_to_smem(src_stage + op * s4_bytes, sf_stage + op * sfs_bytes,
-                                              s16_base + (slot * ns + op) * s16_sub, row, cols * h + cl, cl & 1,
-                                              sw, sts_off)
+                    if row < s_rows:
+                        self._decode_unit_to_smem(src_stage + op * s4_bytes, sf_stage + op * sfs_bytes,
+                                                  s16_base + (slot * ns + op) * s16_sub, row, cols * h + cl,
+                                                  cl & 1, sw, sts_off)
                     row = row + n_dec % rows_s
                     col = col + n_dec // rows_s
                     if row >= rows_s:
