@@ -385,9 +385,7 @@ class Sm90BlockScaledGemm:
         only accumulator column s, which the epilogue does not store for those rows, so stale (even
         non-finite) values there change nothing that is written; TMA already zero-fills them, but
         decoding zeros took the decoders' share of the schedulers from the consumers."""
-        ns, rows_s, n_dec, skip = self.ns, self.rows_s, self.cfg.decoder_threads, self.cfg.debug_skip
-        s4_base, s4_stage, s4_bytes, s16_base, s16_sub = at.s4_base, at.s4_stage, at.s4_bytes, at.s16_base, at.s16_sub
-        sfs_base, sfs_stage, sfs_bytes = at.sfs_base, at.sfs_stage, at.sfs_bytes
+        rows_s = self.rows_s
         # ---------------- S-side decoders (warps 1 .. 4*n_dwg-1): 256-K stage -> four 64-K
         # fp16 sub-tiles of every S operand
         dt = tidx - 32
@@ -399,14 +397,13 @@ class Sm90BlockScaledGemm:
         # n_dec and rows_s are multiples of 8, so every unit of a thread has the same row % 8
         sw = dt & 7
         sts_off = [(p ^ (sw & 3)) * 16 for p in range(4)]
-        cols, cols_log2 = self.unit_cols, self.unit_cols.bit_length() - 1
         ld_state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, self.cfg.a_ring)
         a_state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, self.a_slots)
         a_com = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, self.a_slots)
         for _kt in cutlass.range(kt_own, unroll=1):
             lda_pipe.consumer_wait(ld_state)
-            src_stage = s4_base + ld_state.index * s4_stage
-            sf_stage = sfs_base + ld_state.index * sfs_stage
+            src_stage = at.s4_base + ld_state.index * at.s4_stage
+            sf_stage = at.sfs_base + ld_state.index * at.sfs_stage
             # a_batch sub-tiles per hand-off: one proxy fence and barrier round per batch
             # (consecutive ring slots, wrapping around the ring)
             nbat = self.cfg.a_batch
@@ -417,22 +414,12 @@ class Sm90BlockScaledGemm:
                 for _sub in cutlass.range_constexpr(nbat - 1):
                     a16_pipe.producer_acquire(a_state)
                     a_state.advance()
-                row, col = row_first, col_first
-                for _u in cutlass.range(dt, 0 if skip & 1 else cols * rows_s * ns, n_dec,
-                                        unroll=self.cfg.a_unroll):
-                    op, cl = (col >> cols_log2, col & (cols - 1)) if ns > 1 else (0, col)
-                    slot = slot0 + (cl >> 1)  # (slot0 + cl // 2) mod a_slots, slot0 < a_slots
-                    if slot >= self.a_slots:
-                        slot = slot - self.a_slots
-                    if row < s_rows:
-                        self._decode_unit_to_smem(src_stage + op * s4_bytes, sf_stage + op * sfs_bytes,
-                                                  s16_base + (slot * ns + op) * s16_sub, row, cols * h + cl,
-                                                  cl & 1, sw, sts_off)
-                    row = row + n_dec % rows_s
-                    col = col + n_dec // rows_s
-                    if row >= rows_s:
-                        row = row - rows_s
-                        col = col + 1
+                # a full tile (every tile of most shapes) runs the loop without the per-unit row test
+                units = (dt, row_first, col_first, slot0, h, sw, sts_off)
+                if s_rows >= rows_s:
+                    self._decode_units(units, src_stage, sf_stage, at, s_rows, False)
+                else:
+                    self._decode_units(units, src_stage, sf_stage, at, s_rows, True)
                 # generic-proxy stores -> visible to the wgmma (async proxy) reads
                 cute.arch.fence_proxy("async.shared", space="cta")
                 for _sub in cutlass.range_constexpr(nbat):
@@ -441,6 +428,35 @@ class Sm90BlockScaledGemm:
             lda_pipe.consumer_release(ld_state)
             ld_state.advance()
 
+
+    @cute.jit
+    def _decode_units(self, units, src_stage, sf_stage, at, s_rows, partial: cutlass.Constexpr):
+        """One batch of a decoder thread's units (decoders() says which): decoded into ring slots from
+        slot0 on. partial: the S tile ends at row s_rows, whose units are skipped."""
+        dt, row_first, col_first, slot0, h, sw, sts_off = units
+        ns, rows_s, n_dec = self.ns, self.rows_s, self.cfg.decoder_threads
+        cols, cols_log2 = self.unit_cols, self.unit_cols.bit_length() - 1
+        row, col = row_first, col_first
+        for _u in cutlass.range(dt, 0 if self.cfg.debug_skip & 1 else cols * rows_s * ns, n_dec,
+                                unroll=self.cfg.a_unroll):
+            op, cl = (col >> cols_log2, col & (cols - 1)) if ns > 1 else (0, col)
+            slot = slot0 + (cl >> 1)  # (slot0 + cl // 2) mod a_slots, slot0 < a_slots
+            if slot >= self.a_slots:
+                slot = slot - self.a_slots
+            if cutlass.const_expr(partial):
+                if row < s_rows:
+                    self._decode_unit_to_smem(src_stage + op * at.s4_bytes, sf_stage + op * at.sfs_bytes,
+                                              at.s16_base + (slot * ns + op) * at.s16_sub, row, cols * h + cl,
+                                              cl & 1, sw, sts_off)
+            else:
+                self._decode_unit_to_smem(src_stage + op * at.s4_bytes, sf_stage + op * at.sfs_bytes,
+                                          at.s16_base + (slot * ns + op) * at.s16_sub, row, cols * h + cl,
+                                          cl & 1, sw, sts_off)
+            row = row + n_dec % rows_s
+            col = col + n_dec // rows_s
+            if row >= rows_s:
+                row = row - rows_s
+                col = col + 1
 
     @cute.jit
     def consumers(self, tidx, warp, wg, tiled_mma, sS16, at, kt_own, split, ldb_pipe, a16_pipe, mD, bid_s, bid_r):
