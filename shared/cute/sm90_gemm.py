@@ -138,6 +138,9 @@ class Sm90BlockScaledGemm:
     # 256 K, one contiguous 2048-byte block of four 512-byte atoms) instead of plain [rows, K/16]
     # rows; needs 128-row tiles on both sides (grouped GEMM).
     blocked_sf = False
+    # Skip decoding the S rows past the operand's extent (decoders()). Only the grouped GEMM, whose
+    # tiles past a group's M are common: in the GEMMs the test cost more than it saved (H100; results/TUNING.md).
+    skip_rows_past_extent = False
 
     def __init__(self, config: Sm90Config):
         config.check(self.num_b)
@@ -325,9 +328,9 @@ class Sm90BlockScaledGemm:
                 self.producer(ops, descs, (sS4, sSFS, sR4, sSFR), bid_s, bid_r, k_tiles, kt_first, kt_own,
                               lda_pipe, ldb_pipe)
             else:
-                # rows of this CTA's S tile that exist (fewer than rows_s in a partial last tile, or in
-                # a grouped GEMM's tile past its group's M): the decoders skip the others
-                s_rows = mD.shape[1] - bid_s * rows_s
+                s_rows = None  # the rows of this CTA's S tile that exist, where decoders() skips the others
+                if cutlass.const_expr(self.skip_rows_past_extent):
+                    s_rows = mD.shape[1] - bid_s * rows_s
                 self.decoders(tidx, at, kt_own, s_rows, lda_pipe, a16_pipe)
             if cutlass.const_expr(self.cfg.splits > 1):
                 # the split's two cluster barriers (_add_split_sums): the operand buffers receive the
@@ -380,12 +383,13 @@ class Sm90BlockScaledGemm:
     @cute.jit
     def decoders(self, tidx, at, kt_own, s_rows, lda_pipe, a16_pipe):
         """The other warps of the first n_dwg warpgroups: each 256-K stage of the S side -> four 64-K
-        fp16 sub-tiles of every S operand in the decoded ring. Rows from `s_rows` on lie past the S
-        extent: they are not decoded, and the slots keep whatever they held. Row s of the S tile feeds
-        only accumulator column s, which the epilogue does not store for those rows, so stale (even
-        non-finite) values there change nothing that is written; TMA already zero-fills them, but
-        decoding zeros took the decoders' share of the schedulers from the consumers."""
-        rows_s = self.rows_s
+        fp16 sub-tiles of every S operand in the decoded ring. With skip_rows_past_extent, rows from
+        `s_rows` on are not decoded (TMA zero-filled them) and their slots keep whatever they held:
+        row s of the S tile feeds only accumulator column s, which the epilogue does not store for
+        those rows, so stale (even non-finite) values there change nothing that is written."""
+        ns, rows_s, n_dec, skip = self.ns, self.rows_s, self.cfg.decoder_threads, self.cfg.debug_skip
+        s4_base, s4_stage, s4_bytes, s16_base, s16_sub = at.s4_base, at.s4_stage, at.s4_bytes, at.s16_base, at.s16_sub
+        sfs_base, sfs_stage, sfs_bytes = at.sfs_base, at.sfs_stage, at.sfs_bytes
         # ---------------- S-side decoders (warps 1 .. 4*n_dwg-1): 256-K stage -> four 64-K
         # fp16 sub-tiles of every S operand
         dt = tidx - 32
@@ -397,13 +401,14 @@ class Sm90BlockScaledGemm:
         # n_dec and rows_s are multiples of 8, so every unit of a thread has the same row % 8
         sw = dt & 7
         sts_off = [(p ^ (sw & 3)) * 16 for p in range(4)]
+        cols, cols_log2 = self.unit_cols, self.unit_cols.bit_length() - 1
         ld_state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, self.cfg.a_ring)
         a_state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, self.a_slots)
         a_com = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, self.a_slots)
         for _kt in cutlass.range(kt_own, unroll=1):
             lda_pipe.consumer_wait(ld_state)
-            src_stage = at.s4_base + ld_state.index * at.s4_stage
-            sf_stage = at.sfs_base + ld_state.index * at.sfs_stage
+            src_stage = s4_base + ld_state.index * s4_stage
+            sf_stage = sfs_base + ld_state.index * sfs_stage
             # a_batch sub-tiles per hand-off: one proxy fence and barrier round per batch
             # (consecutive ring slots, wrapping around the ring)
             nbat = self.cfg.a_batch
@@ -414,12 +419,27 @@ class Sm90BlockScaledGemm:
                 for _sub in cutlass.range_constexpr(nbat - 1):
                     a16_pipe.producer_acquire(a_state)
                     a_state.advance()
-                # a full tile (every tile of most shapes) runs the loop without the per-unit row test
-                units = (dt, row_first, col_first, slot0, h, sw, sts_off)
-                if s_rows >= rows_s:
-                    self._decode_units(units, src_stage, sf_stage, at, s_rows, False)
-                else:
-                    self._decode_units(units, src_stage, sf_stage, at, s_rows, True)
+                row, col = row_first, col_first
+                for _u in cutlass.range(dt, 0 if skip & 1 else cols * rows_s * ns, n_dec,
+                                        unroll=self.cfg.a_unroll):
+                    op, cl = (col >> cols_log2, col & (cols - 1)) if ns > 1 else (0, col)
+                    slot = slot0 + (cl >> 1)  # (slot0 + cl // 2) mod a_slots, slot0 < a_slots
+                    if slot >= self.a_slots:
+                        slot = slot - self.a_slots
+                    if cutlass.const_expr(self.skip_rows_past_extent):
+                        if row < s_rows:
+                            self._decode_unit_to_smem(src_stage + op * s4_bytes, sf_stage + op * sfs_bytes,
+                                                      s16_base + (slot * ns + op) * s16_sub, row, cols * h + cl,
+                                                      cl & 1, sw, sts_off)
+                    else:
+                        self._decode_unit_to_smem(src_stage + op * s4_bytes, sf_stage + op * sfs_bytes,
+                                                  s16_base + (slot * ns + op) * s16_sub, row, cols * h + cl,
+                                                  cl & 1, sw, sts_off)
+                    row = row + n_dec % rows_s
+                    col = col + n_dec // rows_s
+                    if row >= rows_s:
+                        row = row - rows_s
+                        col = col + 1
                 # generic-proxy stores -> visible to the wgmma (async proxy) reads
                 cute.arch.fence_proxy("async.shared", space="cta")
                 for _sub in cutlass.range_constexpr(nbat):
@@ -428,35 +448,6 @@ class Sm90BlockScaledGemm:
             lda_pipe.consumer_release(ld_state)
             ld_state.advance()
 
-
-    @cute.jit
-    def _decode_units(self, units, src_stage, sf_stage, at, s_rows, partial: cutlass.Constexpr):
-        """One batch of a decoder thread's units (decoders() says which): decoded into ring slots from
-        slot0 on. partial: the S tile ends at row s_rows, whose units are skipped."""
-        dt, row_first, col_first, slot0, h, sw, sts_off = units
-        ns, rows_s, n_dec = self.ns, self.rows_s, self.cfg.decoder_threads
-        cols, cols_log2 = self.unit_cols, self.unit_cols.bit_length() - 1
-        row, col = row_first, col_first
-        for _u in cutlass.range(dt, 0 if self.cfg.debug_skip & 1 else cols * rows_s * ns, n_dec,
-                                unroll=self.cfg.a_unroll):
-            op, cl = (col >> cols_log2, col & (cols - 1)) if ns > 1 else (0, col)
-            slot = slot0 + (cl >> 1)  # (slot0 + cl // 2) mod a_slots, slot0 < a_slots
-            if slot >= self.a_slots:
-                slot = slot - self.a_slots
-            if cutlass.const_expr(partial):
-                if row < s_rows:
-                    self._decode_unit_to_smem(src_stage + op * at.s4_bytes, sf_stage + op * at.sfs_bytes,
-                                              at.s16_base + (slot * ns + op) * at.s16_sub, row, cols * h + cl,
-                                              cl & 1, sw, sts_off)
-            else:
-                self._decode_unit_to_smem(src_stage + op * at.s4_bytes, sf_stage + op * at.sfs_bytes,
-                                          at.s16_base + (slot * ns + op) * at.s16_sub, row, cols * h + cl,
-                                          cl & 1, sw, sts_off)
-            row = row + n_dec % rows_s
-            col = col + n_dec // rows_s
-            if row >= rows_s:
-                row = row - rows_s
-                col = col + 1
 
     @cute.jit
     def consumers(self, tidx, warp, wg, tiled_mma, sS16, at, kt_own, split, ldb_pipe, a16_pipe, mD, bid_s, bid_r):
