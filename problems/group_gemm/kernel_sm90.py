@@ -18,8 +18,9 @@ two consumer warpgroups of 64 rows of B each). What is grouped:
 - Scales. The leaderboard's reordered copies are read where they are, with no copy: for 128 rows
   and 256 K they hold one contiguous 2048-byte block (LEADERBOARD.md 2.5), which one TMA box loads
   per stage (Sm90BlockScaledGemm.blocked_sf). In the last 128-row block of A the rows past M hold
-  random filler; TMA zero-fills the A rows past M, the filler scales multiply zeros (or make NaN in
-  accumulator columns past M), and the epilogue stores no column past M.
+  random filler; TMA zero-fills the A rows past M, the decoders skip them (skip_rows_past_extent:
+  a group of M = 40 leaves 88 of its tile's 128 rows undecoded), their slots keep stale values that
+  reach only accumulator columns past M, and the epilogue stores no column past M.
 - Per-group metadata (C address, M, N, K tiles) is a small int64 tensor on the device, built with
   the descriptors.
 
