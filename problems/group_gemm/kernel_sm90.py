@@ -52,7 +52,7 @@ _COMPILED = CompileCache()
 # Tile schedule (host)
 # ------------------------------------------------------------------------------------------------
 
-ORDERS = ("long_first", "group", "round_robin")
+ORDERS = ("long_first", "group", "round_robin", "full_first")
 
 
 def tile_table(sizes, order: str = "long_first") -> list[tuple[int, int, int]]:
@@ -60,7 +60,9 @@ def tile_table(sizes, order: str = "long_first") -> list[tuple[int, int, int]]:
 
     long_first: tiles of larger K first (a tile's time grows with K), groups of equal K by size,
     largest first, so the short ones fill the last wave; group: group by group, in list order;
-    round_robin: one tile of each group in turn. Groups with M = 0 have no tiles.
+    round_robin: one tile of each group in turn; full_first: long_first's tiles of equal K reordered
+    by the A rows they hold, most first (a tile past its group's M decodes only its rows, so the
+    cheaper tiles fill the last wave). Groups with M = 0 have no tiles.
     """
     per_group = [[(g, i, j) for j in range(n // TILE) for i in range(-(-m // TILE))]
                  for g, (m, n, k, _) in enumerate(sizes)]
@@ -74,6 +76,12 @@ def tile_table(sizes, order: str = "long_first") -> list[tuple[int, int, int]]:
     if order == "long_first":
         rank = group_rank(sizes, "long_first", [len(t) for t in per_group])
         return [t for g in rank for t in per_group[g]]
+    if order == "full_first":
+        def a_rows(tile):
+            g, i, _ = tile
+            return min(TILE, sizes[g][0] - i * TILE)
+        # a stable sort: long_first's order among tiles of equal K and rows
+        return sorted(tile_table(sizes, "long_first"), key=lambda t: (-sizes[t[0]][2], -a_rows(t)))
     raise ValueError(f"tile order must be one of {ORDERS}, got {order!r}")
 
 
