@@ -200,7 +200,8 @@ class Clock:
 
     def time_with_lag_ns(self, work: Callable[[], object]) -> tuple[float, object, float]:
         """(elapsed ns of `work()`, its result, lag ns): on CUDA the event time on the queue current at
-        the start, and the host time from the end event's completion until the whole device is idle."""
+        the start, and the host time from the end event's completion until the whole device is idle,
+        less what the same wait and synchronize take on an idle device."""
         if self.cuda:
             stream = _current_stream()
             start, end = _Event(enable_timing=True), _Event(enable_timing=True)
@@ -211,7 +212,16 @@ class Clock:
             t_end = _now_ns()
             _device_sync()
             lag = _now_ns() - t_end
-            return _elapsed_ms(start, end) * 1e6, result, float(lag)
+            # the same wait and synchronize again, the device now idle: the host's own share of `lag`
+            # (a host slow to return from them made the harness's own 12 us read kernel look like
+            # work left running; H100, 2026-11-26)
+            idle = _Event()
+            _record(idle, stream)
+            _wait_event(idle)
+            t_idle = _now_ns()
+            _device_sync()
+            own = _now_ns() - t_idle
+            return _elapsed_ms(start, end) * 1e6, result, float(max(lag - own, 0))
         t0 = _now_ns()
         result = work()
         return float(_now_ns() - t0), result, 0.0

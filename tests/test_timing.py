@@ -121,6 +121,59 @@ def test_work_left_past_the_end_event_is_flagged():
     assert hidden.unfinished_error().startswith(f"{T.UNFINISHED}: the device stayed busy a median 900.0 us")
 
 
+class _SimulatedCuda:
+    """harness.timing's CUDA calls on a simulated device and host clock (ns): the host takes
+    `host_ns` to return from each wait and synchronize; work ends `work_ns` after it starts on the
+    queue, and `hidden_ns` more run on another queue that only the synchronize waits for."""
+
+    def __init__(self, monkeypatch, host_ns, work_ns, hidden_ns=0.0):
+        self.now, self.busy_until = 0.0, 0.0
+        sim = self
+
+        class Event:
+            def __init__(self, **_):
+                self.t = 0.0
+
+        def record(ev, _stream):
+            ev.t = sim.now
+
+        def wait(ev):
+            sim.now = max(sim.now, ev.t) + host_ns
+
+        def sync():
+            sim.now = max(sim.now, sim.busy_until) + host_ns
+
+        def work():
+            sim.now += work_ns
+            sim.busy_until = sim.now + hidden_ns
+
+        self.work = work
+        for name, value in [("_Event", Event), ("_record", record), ("_wait_event", wait), ("_device_sync", sync),
+                            ("_now_ns", lambda: sim.now), ("_current_stream", lambda: None),
+                            ("_elapsed_ms", lambda a, b: (b.t - a.t) / 1e6)]:
+            monkeypatch.setattr(T, name, value)
+
+    def samples(self, n=5):
+        clock = object.__new__(T.Clock)
+        clock.cuda = True
+        out = T.Samples()
+        for _ in range(n):
+            ns, _, lag = clock.time_with_lag_ns(self.work)
+            out.durations_ns.append(ns)
+            out.lags_ns.append(lag)
+        return out
+
+
+def test_a_host_slow_to_synchronize_is_not_taken_for_work_left_running(monkeypatch):
+    # 40 us to come back from a wait or a synchronize, a 12 us kernel: the lag is the host's own
+    slow_host = _SimulatedCuda(monkeypatch, host_ns=40e3, work_ns=12e3).samples()
+    assert slow_host.unfinished_error() is None and max(slow_host.lags_ns) == 0
+    # the same host, 900 us of work left on another queue: still flagged
+    hidden = _SimulatedCuda(monkeypatch, host_ns=40e3, work_ns=12e3, hidden_ns=900e3).samples()
+    assert hidden.unfinished_error().startswith(f"{T.UNFINISHED}: the device stayed busy a median")
+    assert 800e3 < T._median(hidden.lags_ns) < 900e3
+
+
 def test_a_cpu_case_whose_samples_spread_too_wide_gets_a_line():
     from harness import eval as E
 
