@@ -212,9 +212,8 @@ class Clock:
             t_end = _now_ns()
             _device_sync()
             lag = _now_ns() - t_end
-            # the same wait and synchronize again, the device now idle: the host's own share of `lag`
-            # (a host slow to return from them made the harness's own 12 us read kernel look like
-            # work left running; H100, 2026-11-26)
+            # the same wait and synchronize again, the device now idle: the host's own share of `lag`,
+            # which a host slow to return from them would otherwise pass off as work left running
             idle = _Event()
             _record(idle, stream)
             _wait_event(idle)

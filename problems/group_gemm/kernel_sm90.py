@@ -7,9 +7,9 @@ two consumer warpgroups of 64 rows of B each). What is grouped:
 - Tiles. A table of (group, A tile, B tile) rows, one CTA per row, in an order chosen on the host
   (`tile_table`): the hardware hands out CTAs in table order as SMs free up, so the order is the
   schedule. Longest K first by default (a tile's time grows with K); on the benchmark cases the
-  orders measure within a few percent of each other (results/README.md), since the next tile starts
-  wherever an SM frees up. Not persistent: a CTA per tile costs a block launch per tile but needs no scheduler
-  state, and the grid's tail is the same as a static persistent schedule's.
+  orders measure within a few percent of each other (results/README.md), since the next tile
+  starts wherever an SM frees up. Not persistent: a CTA per tile costs a block launch per tile but
+  needs no scheduler state, and the grid's tail is the same as a static persistent schedule's.
 - TMA descriptors. Each group has its own A, B and scale tensors, so its own four descriptors. A
   one-block-per-group descriptor kernel writes them into a device buffer (a copy of the compiled
   template, then base address, shape and strides replaced: tensormap.replace) once per distinct

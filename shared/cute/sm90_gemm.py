@@ -427,12 +427,10 @@ class Sm90BlockScaledGemm:
                     slot = slot0 + (cl >> 1)  # (slot0 + cl // 2) mod a_slots, slot0 < a_slots
                     if slot >= self.a_slots:
                         slot = slot - self.a_slots
+                    exists = True  # without the skip: a compile-time True, no test in the loop
                     if cutlass.const_expr(self.skip_rows_past_extent):
-                        if row < s_rows:
-                            self._decode_unit_to_smem(src_stage + op * s4_bytes, sf_stage + op * sfs_bytes,
-                                                      s16_base + (slot * ns + op) * s16_sub, row, cols * h + cl,
-                                                      cl & 1, sw, sts_off)
-                    else:
+                        exists = row < s_rows
+                    if exists:
                         self._decode_unit_to_smem(src_stage + op * s4_bytes, sf_stage + op * sfs_bytes,
                                                   s16_base + (slot * ns + op) * s16_sub, row, cols * h + cl,
                                                   cl & 1, sw, sts_off)
