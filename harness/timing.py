@@ -208,22 +208,24 @@ class Clock:
             _record(start, stream)
             result = work()
             _record(end, stream)
-            _wait_event(end)
-            t_end = _now_ns()
-            _device_sync()
-            lag = _now_ns() - t_end
-            # the same wait and synchronize again, the device now idle: the host's own share of `lag`,
-            # which a host slow to return from them would otherwise pass off as work left running
+            lag = _idle_after(end)
+            # the same again, the device now idle: the host's own share of `lag`, which a host slow
+            # to return from the wait and the synchronize would otherwise pass off as work left running
             idle = _Event()
             _record(idle, stream)
-            _wait_event(idle)
-            t_idle = _now_ns()
-            _device_sync()
-            own = _now_ns() - t_idle
+            own = _idle_after(idle)
             return _elapsed_ms(start, end) * 1e6, result, float(max(lag - own, 0))
         t0 = _now_ns()
         result = work()
         return float(_now_ns() - t0), result, 0.0
+
+
+def _idle_after(event) -> float:
+    """Host ns from `event`'s completion until the whole device is idle."""
+    _wait_event(event)
+    t = _now_ns()
+    _device_sync()
+    return _now_ns() - t
 
 
 def sample_loop(clock: Clock, sample: Callable[[], object], max_repeats: int, max_time_ns: float,
