@@ -174,6 +174,29 @@ def test_a_host_slow_to_synchronize_is_not_taken_for_work_left_running(monkeypat
     assert 800e3 < T._median(hidden.lags_ns) < 900e3
 
 
+def test_a_rejected_reference_read_leaves_its_column_empty_with_a_note(monkeypatch, capsys):
+    # the evaluator's own read-once kernel, timed in the leaderboard's loop for the `read loop us` column:
+    # where the loop's checks reject its samples, the column is empty and the run goes on (it used to end
+    # the whole benchmark run with a traceback)
+    from types import SimpleNamespace
+
+    from harness import sol
+
+    fake_torch = SimpleNamespace(
+        int32=None, randint=lambda *a, **k: None, empty=lambda *a, **k: None,
+        cuda=SimpleNamespace(is_available=lambda: True,
+                             get_device_properties=lambda _: SimpleNamespace(multi_processor_count=1)))
+    monkeypatch.setattr(sol, "torch", fake_torch)
+    monkeypatch.setattr(sol, "read_kernel", lambda: lambda buf, out: None)
+
+    def rejected(*_args, **_kw):
+        raise RuntimeError(f"single_call_mean_us: {T.UNFINISHED}: the device stayed busy a median 25.4 us")
+
+    monkeypatch.setattr(T, "single_call_mean_us", rejected)
+    assert sol.read_once_loop_us(1 << 20, 0) is None
+    assert f"not measured: single_call_mean_us: {T.UNFINISHED}" in capsys.readouterr().err
+
+
 def test_a_cpu_case_whose_samples_spread_too_wide_gets_a_line():
     from harness import eval as E
 
