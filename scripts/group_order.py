@@ -1,6 +1,6 @@
-"""Time the sm90 grouped GEMM's tile orders (problems/group_gemm/kernel_sm90.py, tile_table) and
-candidate configs on the manifest's benchmark cases, each launch after an L2 flush, CUDA events
-around the launch alone.
+"""Time the sm90 grouped GEMM's tile orders (problems/group_gemm/kernel_sm90.py, tile_table), its grid
+of one CTA per tile (`per_tile`) and candidate configs on the manifest's benchmark cases, each launch
+after an L2 flush, CUDA events around the launch alone.
 
     python scripts/group_order.py [--samples 30] [--configs] [--only NAME ...]   (an H100, CuTe DSL importable)
 
@@ -28,6 +28,8 @@ CANDIDATES = {  # smaller decoded-A batches free shared memory for deeper packed
     "cwg_regs216": dict(consumer_regs=216, producer_regs=40),
 }
 
+PER_TILE = 1 << 30  # a grid above the tile count: one CTA per tile
+
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -35,9 +37,12 @@ def main() -> None:
     ap.add_argument("--configs", action="store_true", help="also time candidate configs (long_first order)")
     ap.add_argument("--only", nargs="+", help="time only these orders / candidate configs")
     args = ap.parse_args()
-    variants = {o: (o, K.SM90) for o in K.ORDERS}
+    variants = {o: (o, K.SM90, None) for o in K.ORDERS}
+    # the grid of one CTA per tile (the hardware hands the next tile to the first SM that frees up,
+    # each CTA fills its pipeline anew) against the default, one CTA per SM running several tiles
+    variants["per_tile"] = ("long_first", K.SM90, PER_TILE)
     if args.configs or args.only:
-        variants |= {name: ("long_first", replace(K.SM90, **kw)) for name, kw in CANDIDATES.items()}
+        variants |= {name: ("long_first", replace(K.SM90, **kw), None) for name, kw in CANDIDATES.items()}
     if args.only:
         variants = {v: variants[v] for v in args.only}
     problem = load_problem("group_gemm")
@@ -49,7 +54,7 @@ def main() -> None:
         data = problem.reference.generate_input(m=spec["m"], n=spec["n"], k=spec["k"], g=spec["g"],
                                                 seed=spec["seed"], device="cuda")
         sizes = [tuple(s) for s in data[3]]
-        launches = {v: K.prepare(data, sizes, o, cfg) for v, (o, cfg) in variants.items()}
+        launches = {v: K.prepare(data, sizes, o, cfg, ctas) for v, (o, cfg, ctas) in variants.items()}
         times = {v: [] for v in variants}
         for _ in range(args.samples):
             for o, launch in launches.items():  # interleaved: drifting clocks hit every order alike

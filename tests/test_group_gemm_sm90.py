@@ -1,12 +1,14 @@
 """Grouped GEMM on sm90 (problems/group_gemm/kernel_sm90.py: every group's tiles in one launch).
 
-CPU tier: the tile table against brute force (every order, empty and tiny groups); the in-kernel
+CPU tier: the tile table against brute force (every order, empty and tiny groups), its deal to the
+CTAs (every tile once, the costs balanced); the in-kernel
 addressing of the reordered scales against shared/scales.py; both kernels compile for sm_90a, the
 GEMM's PTX loads through descriptor addresses after the tensormap fence and the descriptor kernel's
 PTX replaces address, shapes and strides; bad reordered scales and sizes are refused by name.
 GPU tier (sm90): every manifest case plus G = 1, G = 16, a group of M = 8 and groups whose sizes
 differ 30x, leaderboard and stress data, every C NaN-poisoned first; one launch per call; a bad
-reordered tensor raises before anything is launched; repeat calls see in-place changes of inputs.
+reordered tensor raises before anything is launched; repeat calls see in-place changes of inputs; a
+grid of 1 or 5 CTAs for 30 tiles of K 256-768.
 """
 
 from __future__ import annotations
@@ -60,6 +62,37 @@ def test_long_first_puts_the_longest_k_and_largest_groups_first():
 def test_round_robin_alternates_groups():
     sizes = [(128, 256, 256, 1), (128, 128, 256, 1)]
     assert [g for g, _, _ in K.tile_table(sizes, "round_robin")] == [0, 1, 0]
+
+
+@pytest.mark.parametrize("ms", [[80, 176, 128, 72, 64, 248, 96, 160], [40, 300, 8], [1]])
+@pytest.mark.parametrize("ctas", [1, 3, 132, None])
+def test_cta_schedule_deals_every_tile_once_and_balances_the_cost(ms, ctas):
+    sizes = [(m, 128 * (1 + g % 3), 256 * (1 + g % 4), 1) for g, m in enumerate(ms)]
+    table = K.tile_table(sizes, "long_first")
+    ctas = min(ctas or len(table), len(table))
+    rows, firsts = K.cta_schedule(sizes, table, ctas)
+    assert sorted(rows) == sorted(table) and len(firsts) == ctas + 1
+    assert firsts[0] == 0 and firsts[-1] == len(rows) and all(a <= b for a, b in zip(firsts, firsts[1:]))
+    loads = [sum(K.tile_cost(sizes, t) for t in rows[a:b]) for a, b in zip(firsts, firsts[1:])]
+    # list scheduling: a CTA took its last tile while it was the least loaded one
+    assert max(loads) - min(loads) <= max(K.tile_cost(sizes, t) for t in table) + 1e-9
+    for a, b in zip(firsts, firsts[1:]):  # each CTA runs its tiles in table order
+        assert [table.index(t) for t in rows[a:b]] == sorted(table.index(t) for t in rows[a:b])
+
+
+def test_a_grid_of_one_cta_per_tile_runs_the_table_in_order():
+    sizes = [(200, 384, 512, 1), (40, 256, 1024, 1)]
+    table = K.tile_table(sizes, "long_first")
+    assert K.cta_schedule(sizes, table, len(table)) == (table, list(range(len(table) + 1)))
+    for bad in (0, len(table) + 1):
+        with pytest.raises(ValueError, match="ctas must be in"):
+            K.cta_schedule(sizes, table, bad)
+
+
+def test_a_tile_past_m_costs_less_and_a_longer_k_more():
+    sizes = [(168, 256, 2048, 1), (128, 256, 4096, 1)]
+    full, part, long_k = K.tile_cost(sizes, (0, 0, 0)), K.tile_cost(sizes, (0, 1, 0)), K.tile_cost(sizes, (1, 0, 1))
+    assert part < full < long_k and long_k == 2 * full
 
 
 # ------------------------------------------------------------------ scales read in place
@@ -184,6 +217,25 @@ def _run_case(spec, generator):
 @pytest.mark.parametrize("case", range(len(PROBLEM.tests) + len(PROBLEM.benchmarks) + len(EXTRA_CASES)))
 def test_sm90_groups_match_reference(case, generator):
     _run_case((list(PROBLEM.tests) + list(PROBLEM.benchmarks) + EXTRA_CASES)[case], generator)
+
+
+@pytest.mark.sm90
+@pytest.mark.parametrize("ctas", [1, 5, None])
+def test_sm90_a_cta_runs_any_number_of_tiles(ctas):
+    """Few CTAs, each running many tiles of groups with different K: the rings run on from one tile
+    into the next (stress data, C poisoned)."""
+    spec = EXTRA_CASES[1]
+    ref = PROBLEM.reference
+    data = ref.generate_stress_input(m=spec["m"], n=spec["n"], k=spec["k"], g=spec["g"], seed=21, device="cuda")
+    want = ref.ref_kernel(([tuple(t.clone() for t in group) for group in data[0]], *data[1:]))
+    sizes = [tuple(s) for s in data[3]]
+    launch = K.prepare(data, sizes, ctas=ctas)
+    for _, _, c in data[0]:
+        c.fill_(float("nan"))
+    launch()
+    torch.cuda.synchronize()
+    ok, msg = check_groups([c for _, _, c in data[0]], want, 1e-3, 1e-3)
+    assert ok, msg
 
 
 @pytest.mark.sm90

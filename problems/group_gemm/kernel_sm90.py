@@ -32,6 +32,8 @@ Constraints: L = 1, K % 256 == 0, N % 128 == 0 per group (M any), the leaderboar
 Run: `python -m harness.eval group_gemm --mode test --data stress --impl submission` on an H100.
 """
 
+import heapq
+
 import torch
 
 from problems.group_gemm.config import SM90
@@ -83,6 +85,39 @@ def tile_table(sizes, order: str = "long_first") -> list[tuple[int, int, int]]:
         # a stable sort: long_first's order among tiles of equal K and rows
         return sorted(tile_table(sizes, "long_first"), key=lambda t: (-sizes[t[0]][2], -a_rows(t)))
     raise ValueError(f"tile order must be one of {ORDERS}, got {order!r}")
+
+
+# Share of a full tile's time that scales with its rows of A (the decoders' work; the consumers' B
+# decode and the MMA do not shrink with them): skipping the A rows past M, 38 % of the tiles' rows on
+# the n 7168, k 2048 case, took 7 % off it (H100, 2026-11-26; results/README.md), so about 0.18.
+A_ROWS_SHARE = 0.18
+
+
+def tile_cost(sizes, tile) -> float:
+    """A tile's estimated time, in full-tile K tiles."""
+    g, i, _ = tile
+    m, _, k, _ = sizes[g]
+    rows = min(TILE, m - i * TILE)
+    return (k // 256) * (1 - A_ROWS_SHARE + A_ROWS_SHARE * rows / TILE)
+
+
+def cta_schedule(sizes, table, ctas: int) -> tuple[list[tuple[int, int, int]], list[int]]:
+    """The tiles of `table` dealt out to `ctas` CTAs in table order, each tile to the CTA whose tiles
+    so far cost least (tile_cost; ties: the lowest index), as a grid of one CTA per tile is handed
+    to the SMs that free up first. Returns the tiles in CTA order and each CTA's first row (plus the
+    end): CTA c runs rows firsts[c] .. firsts[c + 1] - 1. With ctas = len(table), CTA c runs tile c."""
+    if not 1 <= ctas <= len(table):
+        raise ValueError(f"cta_schedule: ctas must be in 1..{len(table)} (the tiles), got {ctas}")
+    loads = [(0.0, c) for c in range(ctas)]  # a heap of (cost so far, CTA)
+    lists = [[] for _ in range(ctas)]
+    for tile in table:
+        load, c = heapq.heappop(loads)
+        lists[c].append(tile)
+        heapq.heappush(loads, (load + tile_cost(sizes, tile), c))
+    firsts = [0]
+    for tiles in lists:
+        firsts.append(firsts[-1] + len(tiles))
+    return [t for tiles in lists for t in tiles], firsts
 
 
 # ------------------------------------------------------------------------------------------------
@@ -162,31 +197,39 @@ def _kernel_class():
             tensormaps.update_tensormap((a, sfa, b, sfb), atoms, ptrs, 0, (None,) * 4)
 
         @cute.jit
-        def __call__(self, p_meta: cute.Pointer, p_tiles: cute.Pointer, p_descs: cute.Pointer,
-                     groups: Int32, tiles: Int32, dummy: Int32, queue: launch_queue.Queue):
-            """The grouped GEMM, one CTA per row of the tile table (p_tiles: int32 [tiles, 4])."""
+        def __call__(self, p_meta: cute.Pointer, p_tiles: cute.Pointer, p_firsts: cute.Pointer,
+                     p_descs: cute.Pointer, groups: Int32, tiles: Int32, ctas: Int32, dummy: Int32,
+                     queue: launch_queue.Queue):
+            """The grouped GEMM on `ctas` CTAs: CTA c runs the rows firsts[c] .. firsts[c + 1] - 1 of the
+            tile table (p_tiles: int32 [tiles, 4]; p_firsts: int32 [ctas + 1])."""
             atoms = self._template_atoms(p_descs, dummy)
             meta = cute.make_tensor(p_meta, cute.make_layout((groups, META_FIELDS), stride=(META_FIELDS, 1)))
             table = cute.make_tensor(p_tiles, cute.make_layout((tiles, TILE_FIELDS), stride=(TILE_FIELDS, 1)))
+            firsts = cute.make_tensor(p_firsts, cute.make_layout(ctas + 1))
             self.shared_storage = self._shared_storage()
-            launch_queue.launch(self.grouped_kernel(*atoms, self._tiled_mma(), meta, table, p_descs), queue,
-                                grid=[tiles, 1, 1], block=[self.cfg.threads, 1, 1], min_blocks_per_mp=1)
+            launch_queue.launch(self.grouped_kernel(*atoms, self._tiled_mma(), meta, table, firsts, p_descs),
+                                queue, grid=[ctas, 1, 1], block=[self.cfg.threads, 1, 1], min_blocks_per_mp=1)
 
         @cute.kernel
         def grouped_kernel(self, tma_0: cute.CopyAtom, g_0: cute.Tensor, tma_sf0: cute.CopyAtom,
                            g_sf0: cute.Tensor, tma_1: cute.CopyAtom, g_1: cute.Tensor, tma_sf1: cute.CopyAtom,
                            g_sf1: cute.Tensor, tma_2: cute.CopyAtom, g_2: cute.Tensor, tma_sf2: cute.CopyAtom,
                            g_sf2: cute.Tensor, tiled_mma: cute.TiledMma, meta: cute.Tensor, table: cute.Tensor,
-                           p_descs: cute.Pointer):
+                           firsts: cute.Tensor, p_descs: cute.Pointer):
             ops = [(tma_0, g_0, tma_sf0, g_sf0), (tma_1, g_1, tma_sf1, g_sf1), (tma_2, g_2, tma_sf2, g_sf2)]
-            t, _, _ = cute.arch.block_idx()
-            g, bid_s, bid_r = table[t, 0], table[t, 1], table[t, 2]
+            c, _, _ = cute.arch.block_idx()
+            self._tiles(ops, tiled_mma, (meta, table, p_descs), (firsts[c], firsts[c + 1], 1))
+
+        def _work(self, ctx, j):
+            """Row j of the tile table: its group's C (transposed view), K tiles and descriptors."""
+            meta, table, p_descs = ctx
+            g, bid_s, bid_r = table[j, 0], table[j, 1], table[j, 2]
             m, n, k_tiles = Int32(meta[g, 1]), Int32(meta[g, 2]), Int32(meta[g, 3])
             mD = cute.make_tensor(gmem(Float16, meta[g, 0]), cute.make_layout((n, m), stride=(1, n)))  # C^T
             # the bulk tensor copy takes its descriptor by generic address
-            desc = [tensormaps.get_tensormap_ptr(p_descs + (g * DESCS_PER_GROUP + j) * DESC_BYTES,
-                                                 cute.AddressSpace.generic) for j in range(DESCS_PER_GROUP)]
-            self._tile(ops, mD, tiled_mma, k_tiles, bid_s, bid_r, Int32(0), [desc[0:2], desc[2:4]])
+            desc = [tensormaps.get_tensormap_ptr(p_descs + (g * DESCS_PER_GROUP + d) * DESC_BYTES,
+                                                 cute.AddressSpace.generic) for d in range(DESCS_PER_GROUP)]
+            return mD, k_tiles, k_tiles, Int32(0), bid_s, bid_r, Int32(0), [desc[0:2], desc[2:4]]
 
     del Int64, cutlass
     return GroupGemmSm90
@@ -207,7 +250,7 @@ def compiled(name: str, options: str = "", config=SM90):
         kernel = _kernel_class()(config)
         p64, p8, one, queue = null_ptr(Int64, 16), null_ptr(Uint8, 128), Int32(1), launch_queue.placeholder()
         args = ((kernel.build_descriptors, p64, p64, p8, one, Int32(TILE), queue) if name == "descriptors" else
-                (kernel, p64, null_ptr(Int32, 16), p8, one, one, Int32(TILE), queue))
+                (kernel, p64, null_ptr(Int32, 16), null_ptr(Int32, 16), p8, one, one, one, Int32(TILE), queue))
         with compile_arch("sm_90a"):
             return cute.compile(*args, options=f"--gpu-arch sm_90a {options}".strip())
 
@@ -219,16 +262,18 @@ def compiled(name: str, options: str = "", config=SM90):
 # ------------------------------------------------------------------------------------------------
 
 
-def prepare(data, sizes, order: str = "long_first", config=SM90) -> PreparedLaunch | None:
+def prepare(data, sizes, order: str = "long_first", config=SM90, ctas: int | None = None) -> PreparedLaunch | None:
     """Check a call's tensors, write the groups' descriptors and tables on the device, and bind the
     GEMM to them; calling the result launches (every group's C written in place). None where the
     kernel does not take the call (L != 1, N % 128 != 0, off the GPU, every group empty). `sizes`
-    come from shared.inputs.check_grouped (one entry per group in every list)."""
+    come from shared.inputs.check_grouped (one entry per group in every list). ctas: the grid, at most one
+    CTA per tile (None: one per SM; cta_schedule deals the tiles)."""
     from cutlass import Int32, Int64, Uint8
 
     from shared.cute.launch_binding import call_on_current_queue
     from shared.cute.operand_checks import check_group, check_groups_cuda
     from shared.cute.pointers import gmem_ptr
+    from shared.device_facts import sm_count
 
     abc, _, reordered, _ = data
     if not all(l == 1 and n % TILE == 0 for _, n, _, l in sizes) or not abc[0][0].is_cuda:
@@ -245,11 +290,15 @@ def prepare(data, sizes, order: str = "long_first", config=SM90) -> PreparedLaun
     groups = len(sizes)
     meta_t = torch.tensor(meta, dtype=torch.int64, device=device)
     addr_t = torch.tensor(addrs, dtype=torch.int64, device=device)
-    tiles_t = torch.tensor([(*t, 0) for t in table], dtype=torch.int32, device=device)
+    ctas = min(len(table), sm_count(device) if ctas is None else ctas)
+    rows, firsts = cta_schedule(sizes, table, ctas)
+    tiles_t = torch.tensor([(*t, 0) for t in rows], dtype=torch.int32, device=device)
+    firsts_t = torch.tensor(firsts, dtype=torch.int32, device=device)
     descs = torch.empty(groups * DESCS_PER_GROUP * DESC_BYTES, dtype=torch.uint8, device=device)
     build_descriptors = compiled("descriptors", config=config)
     call_on_current_queue(build_descriptors, [gmem_ptr(meta_t, Int64), gmem_ptr(addr_t, Int64),
                                                gmem_ptr(descs, Uint8, 128), Int32(groups), Int32(TILE)], device)
-    args = [gmem_ptr(meta_t, Int64), gmem_ptr(tiles_t, Int32), gmem_ptr(descs, Uint8, 128), Int32(groups),
-            Int32(len(table)), Int32(TILE)]
-    return PreparedLaunch(compiled("gemm", config=config), args, device, hold=(meta_t, addr_t, tiles_t, descs))
+    args = [gmem_ptr(meta_t, Int64), gmem_ptr(tiles_t, Int32), gmem_ptr(firsts_t, Int32), gmem_ptr(descs, Uint8, 128),
+            Int32(groups), Int32(len(rows)), Int32(ctas), Int32(TILE)]
+    return PreparedLaunch(compiled("gemm", config=config), args, device,
+                          hold=(meta_t, addr_t, tiles_t, firsts_t, descs))

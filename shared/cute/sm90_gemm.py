@@ -267,22 +267,31 @@ class Sm90BlockScaledGemm:
         # operands 0 .. ns-1 are the S side, the next nr the R side (the rest unused)
         ops = [(tma_0, g_0, tma_sf0, g_sf0), (tma_1, g_1, tma_sf1, g_sf1), (tma_2, g_2, tma_sf2, g_sf2)]
         bid_s, bid_r, split = cute.arch.block_idx()
-        self._tile(ops, mD, tiled_mma, k_tiles, bid_s, bid_r, split, None)
+        kt_own = k_tiles // self.cfg.splits  # this CTA's K tiles: kt_first .. kt_first + kt_own - 1
+        self._tiles(ops, tiled_mma, (mD, k_tiles, kt_own, split * kt_own, bid_s, bid_r, split, None), (0, 1, 1))
+
+    def _work(self, ctx, j):
+        """Output tile j of this CTA's list as (mD, k_tiles, kt_own, kt_first, bid_s, bid_r, split, descs):
+        D's view, the K tiles of the whole product, this CTA's K tiles kt_first .. kt_first + kt_own - 1,
+        the tile's S and R indices, the CTA's part of a split-K, and None (TMA through the atoms' own
+        descriptors) or, per operand, the global-memory addresses of its (values, scales) TMA
+        descriptors. Here one tile per CTA, ctx itself; the grouped GEMM reads its tile table (a CTA
+        runs a list of tiles there)."""
+        return ctx
 
     @cute.jit
-    def _tile(self, ops, mD, tiled_mma, k_tiles, bid_s, bid_r, split, descs):
-        """One CTA's output tile (bid_s, bid_r) of D, K tiles split*k_tiles/splits onwards: the shared
-        memory, its pipelines, then every role (producer, decoders, consumers).
-        descs: None (TMA through the atoms' own descriptors) or, per operand, the global-memory
-        addresses of its (values, scales) TMA descriptors (grouped GEMM)."""
+    def _tiles(self, ops, tiled_mma, ctx, tiles):
+        """One CTA's output tiles, j = first, first + step, .. < end for tiles = (first, end, step), each
+        from self._work(ctx, j): the shared memory and its pipelines once, then every role
+        (producer, decoders, consumers) over the tiles. The rings run on from one tile into the
+        next, so a CTA with several tiles loads and decodes the next tile's first stages while its
+        consumers finish the last one (no pipeline fill per tile)."""
         ns, nr = self.ns, self.nr
         rows_s, rows_r = self.rows_s, self.rows_r
         self._smem_layouts()  # static layouts, rebuilt inside the kernel's region
         tidx, _, _ = cute.arch.thread_idx()
         warp = cute.arch.make_warp_uniform(cute.arch.warp_idx())
         wg = warp // 4
-        kt_own = k_tiles // self.cfg.splits  # this CTA's K tiles: kt_first .. kt_first + kt_own - 1
-        kt_first = split * kt_own
 
         smem = cutlass.utils.SmemAllocator()
         st = smem.allocate(self.shared_storage)
@@ -326,63 +335,62 @@ class Sm90BlockScaledGemm:
         if wg < self.cfg.n_dwg:
             cute.arch.setmaxregister_decrease(self.cfg.producer_regs)
             if warp == 0:
-                self.producer(ops, descs, (sS4, sSFS, sR4, sSFR), bid_s, bid_r, k_tiles, kt_first, kt_own,
-                              lda_pipe, ldb_pipe)
+                self.producer(ops, (sS4, sSFS, sR4, sSFR), ctx, tiles, lda_pipe, ldb_pipe)
             else:
-                s_rows = None  # the rows of this CTA's S tile that exist, where decoders() skips the others
-                if cutlass.const_expr(self.skip_rows_past_extent):
-                    s_rows = mD.shape[1] - bid_s * rows_s
-                self.decoders(tidx, at, kt_own, s_rows, lda_pipe, a16_pipe)
+                self.decoders(tidx, at, ctx, tiles, lda_pipe, a16_pipe)
             if cutlass.const_expr(self.cfg.splits > 1):
                 # the split's two cluster barriers (_add_split_sums): the operand buffers receive the
                 # other CTA's sums only once every warp of both CTAs is done with them
                 for _ in cutlass.range_constexpr(2):
                     cluster_handshake()
         else:
-            self.consumers(tidx, warp, wg, tiled_mma, sS16, at, kt_own, split, ldb_pipe, a16_pipe, mD, bid_s, bid_r)
+            self.consumers(tidx, warp, wg, tiled_mma, sS16, at, ctx, tiles, ldb_pipe, a16_pipe)
 
     @cute.jit
-    def producer(self, ops, descs, rings, bid_s, bid_r, k_tiles, kt_first, kt_own, lda_pipe, ldb_pipe):
+    def producer(self, ops, rings, ctx, tiles, lda_pipe, ldb_pipe):
         """Warp 0: TMA loads of the packed values and scales of every operand into the two packed rings,
         the S side one K tile ahead of the R side."""
         ns, nr, rows_s, rows_r = self.ns, self.nr, self.rows_s, self.rows_r
         sS4, sSFS, sR4, sSFR = rings
-        for i in cutlass.range_constexpr(ns + nr):
-            if cutlass.const_expr(descs is None):
-                cpasync.prefetch_descriptor(ops[i][0])
-            else:
-                # written by the descriptor kernel (generic proxy) before this launch
-                for d in descs[i]:
-                    cpasync.fence_tma_desc_acquire(d)
-        parts = [self._tma_part(ops[i], sS4[i], sSFS[i], rows_s, bid_s, k_tiles,
-                                None if descs is None else descs[i]) for i in range(ns)]
-        parts += [self._tma_part(ops[ns + i], sR4[i], sSFR[i], rows_r, bid_r, k_tiles,
-                                 None if descs is None else descs[ns + i]) for i in range(nr)]
+        tile_first, tile_end, tile_step = tiles
         prod_a = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, self.cfg.a_ring)
         prod_b = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, self.stages)
-        # the S side runs one K tile ahead of the R side: its load of tile i is not held up
-        # behind the wait for a free R stage (which the consumers release last)
-        for i in cutlass.range(kt_own + 1, unroll=1):
-            if i < kt_own:
-                kt = kt_first + i
-                lda_pipe.producer_acquire(prod_a)
-                bar = lda_pipe.producer_get_barrier(prod_a)
-                for j in cutlass.range_constexpr(ns):
-                    self._tma_load(parts[j], kt, prod_a.index, bar)
-                lda_pipe.producer_commit(prod_a)
-                prod_a.advance()
-            if i > 0:
-                kt = kt_first + i - 1
-                ldb_pipe.producer_acquire(prod_b)
-                bar = ldb_pipe.producer_get_barrier(prod_b)
-                for j in cutlass.range_constexpr(nr):
-                    self._tma_load(parts[ns + j], kt, prod_b.index, bar)
-                ldb_pipe.producer_commit(prod_b)
-                prod_b.advance()
+        for tile_j in cutlass.range(tile_first, tile_end, tile_step, unroll=1):
+            _, k_tiles, kt_own, kt_first, bid_s, bid_r, _, descs = self._work(ctx, tile_j)
+            for i in cutlass.range_constexpr(ns + nr):
+                if cutlass.const_expr(descs is None):
+                    cpasync.prefetch_descriptor(ops[i][0])
+                else:
+                    # written by the descriptor kernel (generic proxy) before this launch
+                    for d in descs[i]:
+                        cpasync.fence_tma_desc_acquire(d)
+            parts = [self._tma_part(ops[i], sS4[i], sSFS[i], rows_s, bid_s, k_tiles,
+                                    None if descs is None else descs[i]) for i in range(ns)]
+            parts += [self._tma_part(ops[ns + i], sR4[i], sSFR[i], rows_r, bid_r, k_tiles,
+                                     None if descs is None else descs[ns + i]) for i in range(nr)]
+            # the S side runs one K tile ahead of the R side: its load of tile i is not held up
+            # behind the wait for a free R stage (which the consumers release last)
+            for i in cutlass.range(kt_own + 1, unroll=1):
+                if i < kt_own:
+                    kt = kt_first + i
+                    lda_pipe.producer_acquire(prod_a)
+                    bar = lda_pipe.producer_get_barrier(prod_a)
+                    for j in cutlass.range_constexpr(ns):
+                        self._tma_load(parts[j], kt, prod_a.index, bar)
+                    lda_pipe.producer_commit(prod_a)
+                    prod_a.advance()
+                if i > 0:
+                    kt = kt_first + i - 1
+                    ldb_pipe.producer_acquire(prod_b)
+                    bar = ldb_pipe.producer_get_barrier(prod_b)
+                    for j in cutlass.range_constexpr(nr):
+                        self._tma_load(parts[ns + j], kt, prod_b.index, bar)
+                    ldb_pipe.producer_commit(prod_b)
+                    prod_b.advance()
 
 
     @cute.jit
-    def decoders(self, tidx, at, kt_own, s_rows, lda_pipe, a16_pipe):
+    def decoders(self, tidx, at, ctx, tiles, lda_pipe, a16_pipe):
         """The other warps of the first n_dwg warpgroups: each 256-K stage of the S side -> four 64-K
         fp16 sub-tiles of every S operand in the decoded ring. With skip_rows_past_extent, rows from
         `s_rows` on are not decoded (TMA zero-filled them) and their slots keep whatever they held:
@@ -406,50 +414,56 @@ class Sm90BlockScaledGemm:
         ld_state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, self.cfg.a_ring)
         a_state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, self.a_slots)
         a_com = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, self.a_slots)
-        for _kt in cutlass.range(kt_own, unroll=1):
-            lda_pipe.consumer_wait(ld_state)
-            src_stage = s4_base + ld_state.index * s4_stage
-            sf_stage = sfs_base + ld_state.index * sfs_stage
-            # a_batch sub-tiles per hand-off: one proxy fence and barrier round per batch
-            # (consecutive ring slots, wrapping around the ring)
-            nbat = self.cfg.a_batch
-            for h in cutlass.range_constexpr(4 // nbat):
-                a16_pipe.producer_acquire(a_state)
-                slot0 = a_state.index
-                a_state.advance()
-                for _sub in cutlass.range_constexpr(nbat - 1):
+        tile_first, tile_end, tile_step = tiles
+        for tile_j in cutlass.range(tile_first, tile_end, tile_step, unroll=1):
+            mD, _, kt_own, _, bid_s, _, _, _ = self._work(ctx, tile_j)
+            s_rows = None  # the rows of this S tile that exist, where the decode skips the others
+            if cutlass.const_expr(self.skip_rows_past_extent):
+                s_rows = mD.shape[1] - bid_s * rows_s
+            for _kt in cutlass.range(kt_own, unroll=1):
+                lda_pipe.consumer_wait(ld_state)
+                src_stage = s4_base + ld_state.index * s4_stage
+                sf_stage = sfs_base + ld_state.index * sfs_stage
+                # a_batch sub-tiles per hand-off: one proxy fence and barrier round per batch
+                # (consecutive ring slots, wrapping around the ring)
+                nbat = self.cfg.a_batch
+                for h in cutlass.range_constexpr(4 // nbat):
                     a16_pipe.producer_acquire(a_state)
+                    slot0 = a_state.index
                     a_state.advance()
-                row, col = row_first, col_first
-                for _u in cutlass.range(dt, 0 if skip & 1 else cols * rows_s * ns, n_dec,
-                                        unroll=self.cfg.a_unroll):
-                    op, cl = (col >> cols_log2, col & (cols - 1)) if ns > 1 else (0, col)
-                    slot = slot0 + (cl >> 1)  # (slot0 + cl // 2) mod a_slots, slot0 < a_slots
-                    if slot >= self.a_slots:
-                        slot = slot - self.a_slots
-                    exists = True  # without the skip: a compile-time True, no test in the loop
-                    if cutlass.const_expr(self.skip_rows_past_extent):
-                        exists = row < s_rows
-                    if exists:
-                        self._decode_unit_to_smem(src_stage + op * s4_bytes, sf_stage + op * sfs_bytes,
-                                                  s16_base + (slot * ns + op) * s16_sub, row, cols * h + cl,
-                                                  cl & 1, sw, sts_off)
-                    row = row + n_dec % rows_s
-                    col = col + n_dec // rows_s
-                    if row >= rows_s:
-                        row = row - rows_s
-                        col = col + 1
-                # generic-proxy stores -> visible to the wgmma (async proxy) reads
-                cute.arch.fence_proxy("async.shared", space="cta")
-                for _sub in cutlass.range_constexpr(nbat):
-                    a16_pipe.producer_commit(a_com)
-                    a_com.advance()
-            lda_pipe.consumer_release(ld_state)
-            ld_state.advance()
+                    for _sub in cutlass.range_constexpr(nbat - 1):
+                        a16_pipe.producer_acquire(a_state)
+                        a_state.advance()
+                    row, col = row_first, col_first
+                    for _u in cutlass.range(dt, 0 if skip & 1 else cols * rows_s * ns, n_dec,
+                                            unroll=self.cfg.a_unroll):
+                        op, cl = (col >> cols_log2, col & (cols - 1)) if ns > 1 else (0, col)
+                        slot = slot0 + (cl >> 1)  # (slot0 + cl // 2) mod a_slots, slot0 < a_slots
+                        if slot >= self.a_slots:
+                            slot = slot - self.a_slots
+                        exists = True  # without the skip: a compile-time True, no test in the loop
+                        if cutlass.const_expr(self.skip_rows_past_extent):
+                            exists = row < s_rows
+                        if exists:
+                            self._decode_unit_to_smem(src_stage + op * s4_bytes, sf_stage + op * sfs_bytes,
+                                                      s16_base + (slot * ns + op) * s16_sub, row, cols * h + cl,
+                                                      cl & 1, sw, sts_off)
+                        row = row + n_dec % rows_s
+                        col = col + n_dec // rows_s
+                        if row >= rows_s:
+                            row = row - rows_s
+                            col = col + 1
+                    # generic-proxy stores -> visible to the wgmma (async proxy) reads
+                    cute.arch.fence_proxy("async.shared", space="cta")
+                    for _sub in cutlass.range_constexpr(nbat):
+                        a16_pipe.producer_commit(a_com)
+                        a_com.advance()
+                lda_pipe.consumer_release(ld_state)
+                ld_state.advance()
 
 
     @cute.jit
-    def consumers(self, tidx, warp, wg, tiled_mma, sS16, at, kt_own, split, ldb_pipe, a16_pipe, mD, bid_s, bid_r):
+    def consumers(self, tidx, warp, wg, tiled_mma, sS16, at, ctx, tiles, ldb_pipe, a16_pipe):
         """The last n_cwg warpgroups: R fragments decoded into registers, wgmma against the decoded S
         ring, the split's sum exchange, the epilogue."""
         ns, nr, rows_s, skip = self.ns, self.nr, self.rows_s, self.cfg.debug_skip
@@ -476,8 +490,6 @@ class Sm90BlockScaledGemm:
         acc_shape = thr_mma.partition_shape_C((64, rows_s))
         # accumulator r * ns + s: R operand r times S operand s (the B operands in order)
         accs = [cute.make_rmem_tensor(acc_shape, Float32) for _ in range(ns * nr)]
-        for i in cutlass.range_constexpr(ns * nr):
-            accs[i].fill(0.0)
         cw32 = self.cfg.chunk_k // 32  # 32-K words per round and row
         rounds = K_SUB // self.cfg.chunk_k  # rounds per 64-K sub-tile
         frags = [[thr_mma.make_fragment_A(thr_mma.partition_shape_A((64, self.cfg.chunk_k))) for _ in range(2)]
@@ -488,97 +500,103 @@ class Sm90BlockScaledGemm:
         a_state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, self.a_slots)
         a_rel = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, self.a_slots)
         tiled_mma.set(warpgroup.Field.ACCUMULATE, True)
-        for kt in cutlass.range(kt_own, unroll=1):
-            ldb_pipe.consumer_wait(ld_state)
-            r_stage = r4_base + ld_state.index * r4_stage
-            sf_stage = sfr_base + ld_state.index * sfr_stage
+        tile_first, tile_end, tile_step = tiles
+        for tile_j in cutlass.range(tile_first, tile_end, tile_step, unroll=1):
+            mD, _, kt_own, _, bid_s, bid_r, split, _ = self._work(ctx, tile_j)
+            for i in cutlass.range_constexpr(ns * nr):
+                accs[i].fill(0.0)
+            for kt in cutlass.range(kt_own, unroll=1):
+                ldb_pipe.consumer_wait(ld_state)
+                r_stage = r4_base + ld_state.index * r4_stage
+                sf_stage = sfr_base + ld_state.index * sfr_stage
 
-            def load_words(r_stage, rnd):
-                # the thread's word c of each 32-K chunk ch of round rnd in its two rows, for
-                # every R operand: [h][r] = (row0's word, row0 + 8's word), ch = cw32 * rnd + h.
-                # Defined inside the K loop: the DSL rejects a function from outside a staged
-                # loop that captures values (here c, row0, sw)
-                return [[(ld_shared_u32(r_stage + r * r4_bytes + row0 * ROW_BYTES + ((ch ^ sw) * 16) + 4 * c),
-                          ld_shared_u32(r_stage + r * r4_bytes + (row0 + 8) * ROW_BYTES + ((ch ^ sw) * 16) + 4 * c))
-                         for r in range(0 if skip & 2 else nr)]
-                        for ch in range(cw32 * rnd, cw32 * rnd + cw32)]
+                def load_words(r_stage, rnd):
+                    # the thread's word c of each 32-K chunk ch of round rnd in its two rows, for
+                    # every R operand: [h][r] = (row0's word, row0 + 8's word), ch = cw32 * rnd + h.
+                    # Defined inside the K loop: the DSL rejects a function from outside a staged
+                    # loop that captures values (here c, row0, sw)
+                    return [[(ld_shared_u32(r_stage + r * r4_bytes + row0 * ROW_BYTES + ((ch ^ sw) * 16) + 4 * c),
+                              ld_shared_u32(r_stage + r * r4_bytes + (row0 + 8) * ROW_BYTES + ((ch ^ sw) * 16) + 4 * c))
+                             for r in range(0 if skip & 2 else nr)]
+                            for ch in range(cw32 * rnd, cw32 * rnd + cw32)]
 
-            words = load_words(r_stage, 0)
-            for sub in cutlass.range_constexpr(4):
-                a16_pipe.consumer_wait(a_state)
-                if cutlass.const_expr(sub % 2 == 0):
-                    sf_words = []
-                    for r in cutlass.range_constexpr(0 if skip & 2 else nr):
-                        sfr = sf_stage + r * sfr_bytes
-                        sf_words.append((self._sf_words(sfr, row0, sub), self._sf_words(sfr, row0 + 8, sub)))
-                for q in cutlass.range_constexpr(rounds):
-                    rnd = sub * rounds + q
-                    rs = rnd % 2  # register set (rounds per K tile are even)
-                    # load the next round's words now: they are issued ahead of this round's
-                    # wgmma and its wait, which hide their latency (results/TUNING.md, dual_gemm)
-                    cur = words
-                    if cutlass.const_expr(rnd + 1 < 4 * rounds):
-                        words = load_words(r_stage, rnd + 1)
-                    for h in cutlass.range_constexpr(cw32):
-                        ch = cw32 * rnd + h
+                words = load_words(r_stage, 0)
+                for sub in cutlass.range_constexpr(4):
+                    a16_pipe.consumer_wait(a_state)
+                    if cutlass.const_expr(sub % 2 == 0):
+                        sf_words = []
                         for r in cutlass.range_constexpr(0 if skip & 2 else nr):
-                            w_lo, w_hi = cur[h][r]
-                            sf_lo, sf_hi = sf_words[r]
-                            s_lo, s_hi = e4m3x2_to_f16x2_pair(
-                                prmt(sf_lo[(ch % 4) // 2], sf_hi[(ch % 4) // 2], sf_sel[ch % 2]))
-                            d_lo = decode_e2m1x8_f16(w_lo, s_lo)
-                            d_hi = decode_e2m1x8_f16(w_hi, s_hi)
-                            f = frag_i32[r][rs]
-                            # pair j -> k16 block 2h + j // 2 of the round, fragment columns +8 when j is odd
-                            for j in cutlass.range_constexpr(4):
-                                f[(0, 0, j % 2), 0, 2 * h + j // 2] = d_lo[j]
-                                f[(0, 1, j % 2), 0, 2 * h + j // 2] = d_hi[j]
-                    warpgroup.fence()
-                    for r in cutlass.range_constexpr(nr):
-                        for s in cutlass.range_constexpr(ns):
-                            for kb in cutlass.range_constexpr(2 * cw32):
-                                cute.gemm(tiled_mma, accs[r * ns + s], frags[r][rs][(None, None, kb)],
-                                          tCrS[(None, None, 2 * cw32 * q + kb, a_state.index * ns + s)],
-                                          accs[r * ns + s])
-                    warpgroup.commit_group()
-                    # at most one round in flight: the other fragment slot and every earlier
-                    # sub-tile are free again
-                    if sub == 3 and q == rounds - 1:
-                        # drain in the last k tile: the epilogue must read finished accumulators
-                        # (ptxas was seen hoisting them above a wait placed after the loop)
-                        if kt == kt_own - 1:
-                            warpgroup.wait_group(0)
+                            sfr = sf_stage + r * sfr_bytes
+                            sf_words.append((self._sf_words(sfr, row0, sub), self._sf_words(sfr, row0 + 8, sub)))
+                    for q in cutlass.range_constexpr(rounds):
+                        rnd = sub * rounds + q
+                        rs = rnd % 2  # register set (rounds per K tile are even)
+                        # load the next round's words now: they are issued ahead of this round's
+                        # wgmma and its wait, which hide their latency (results/TUNING.md, dual_gemm)
+                        cur = words
+                        if cutlass.const_expr(rnd + 1 < 4 * rounds):
+                            words = load_words(r_stage, rnd + 1)
+                        for h in cutlass.range_constexpr(cw32):
+                            ch = cw32 * rnd + h
+                            for r in cutlass.range_constexpr(0 if skip & 2 else nr):
+                                w_lo, w_hi = cur[h][r]
+                                sf_lo, sf_hi = sf_words[r]
+                                s_lo, s_hi = e4m3x2_to_f16x2_pair(
+                                    prmt(sf_lo[(ch % 4) // 2], sf_hi[(ch % 4) // 2], sf_sel[ch % 2]))
+                                d_lo = decode_e2m1x8_f16(w_lo, s_lo)
+                                d_hi = decode_e2m1x8_f16(w_hi, s_hi)
+                                f = frag_i32[r][rs]
+                                # pair j -> k16 block 2h + j // 2 of the round, fragment columns +8 when j is odd
+                                for j in cutlass.range_constexpr(4):
+                                    f[(0, 0, j % 2), 0, 2 * h + j // 2] = d_lo[j]
+                                    f[(0, 1, j % 2), 0, 2 * h + j // 2] = d_hi[j]
+                        warpgroup.fence()
+                        for r in cutlass.range_constexpr(nr):
+                            for s in cutlass.range_constexpr(ns):
+                                for kb in cutlass.range_constexpr(2 * cw32):
+                                    cute.gemm(tiled_mma, accs[r * ns + s], frags[r][rs][(None, None, kb)],
+                                              tCrS[(None, None, 2 * cw32 * q + kb, a_state.index * ns + s)],
+                                              accs[r * ns + s])
+                        warpgroup.commit_group()
+                        # at most one round in flight: the other fragment slot and every earlier
+                        # sub-tile are free again
+                        if sub == 3 and q == rounds - 1:
+                            # drain in the last k tile: the epilogue must read finished accumulators
+                            # (ptxas was seen hoisting them above a wait placed after the loop)
+                            if kt == kt_own - 1:
+                                warpgroup.wait_group(0)
+                            else:
+                                warpgroup.wait_group(self.cfg.wgmma_depth)
                         else:
                             warpgroup.wait_group(self.cfg.wgmma_depth)
-                    else:
-                        warpgroup.wait_group(self.cfg.wgmma_depth)
-                    if q == 0:
-                        if sub > 0:
-                            a16_pipe.consumer_release(a_rel)
-                            a_rel.advance()
-                        else:
-                            if kt > 0:
+                        if q == 0:
+                            if sub > 0:
                                 a16_pipe.consumer_release(a_rel)
                                 a_rel.advance()
-                a_state.advance()
-            ldb_pipe.consumer_release(ld_state)
-            ld_state.advance()
-        warpgroup.wait_group(0)
-        a16_pipe.consumer_release(a_rel)
+                            else:
+                                if kt > 0:
+                                    a16_pipe.consumer_release(a_rel)
+                                    a_rel.advance()
+                    a_state.advance()
+                ldb_pipe.consumer_release(ld_state)
+                ld_state.advance()
+            warpgroup.wait_group(0)
+            a16_pipe.consumer_release(a_rel)
+            a_rel.advance()
 
-        if cutlass.const_expr(self.cfg.splits > 1):
-            # each CTA of the split finishes half of the tile: the accumulator vectors (4 values,
-            # one 8-column block) in halves[split]
-            nv = cute.size(accs[0]) // 4
-            halves = ((0, nv // 2), (nv // 2, nv))
-            self._add_split_sums(accs, split, s4_base, cw * 128 + t, halves)
-            own = [(4 * first, 4 * last) for first, last in halves]  # as fragment elements
-            if split == 0:
-                self._epilogue(accs, mD, thr_mma, acc_shape, bid_s, bid_r, cw, own[0])
+            if cutlass.const_expr(self.cfg.splits > 1):
+                # each CTA of the split finishes half of the tile: the accumulator vectors (4 values,
+                # one 8-column block) in halves[split]
+                nv = cute.size(accs[0]) // 4
+                halves = ((0, nv // 2), (nv // 2, nv))
+                self._add_split_sums(accs, split, s4_base, cw * 128 + t, halves)
+                own = [(4 * first, 4 * last) for first, last in halves]  # as fragment elements
+                if split == 0:
+                    self._epilogue(accs, mD, thr_mma, acc_shape, bid_s, bid_r, cw, own[0])
+                else:
+                    self._epilogue(accs, mD, thr_mma, acc_shape, bid_s, bid_r, cw, own[1])
             else:
-                self._epilogue(accs, mD, thr_mma, acc_shape, bid_s, bid_r, cw, own[1])
-        else:
-            self._epilogue(accs, mD, thr_mma, acc_shape, bid_s, bid_r, cw)
+                self._epilogue(accs, mD, thr_mma, acc_shape, bid_s, bid_r, cw)
 
 
     def _tma_part(self, op, s_vals, s_sf, rows, bid, k_tiles, descs):
