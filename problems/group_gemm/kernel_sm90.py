@@ -4,12 +4,13 @@ The mainloop is the GEMM's (shared/cute/sm90_gemm.py: exact FP4 x E4M3 -> fp16
 decode, fp16 wgmma, split roles), with 128 x 128 tiles (128 rows of A decoded into shared memory,
 two consumer warpgroups of 64 rows of B each). What is grouped:
 
-- Tiles. A table of (group, A tile, B tile) rows, one CTA per row, in an order chosen on the host
-  (`tile_table`): the hardware hands out CTAs in table order as SMs free up, so the order is the
-  schedule. Longest K first by default (a tile's time grows with K); on the benchmark cases the
-  orders measure within a few percent of each other (results/README.md), since the next tile
-  starts wherever an SM frees up. Not persistent: a CTA per tile costs a block launch per tile but
-  needs no scheduler state, and the grid's tail is the same as a static persistent schedule's.
+- Tiles. A table of (group, A tile, B tile) rows in an order chosen on the host (`tile_table`;
+  longest K first by default, a tile's time growing with K), dealt out to one CTA per SM
+  (`cta_schedule`): each tile in table order goes to the CTA whose tiles so far cost least, the way
+  the hardware would hand a grid of one CTA per tile to the SMs that free up first. Each CTA then
+  runs its list with the rings running on from one tile into the next (Sm90BlockScaledGemm._tiles):
+  the next tile's first stages load and decode while the consumers finish the last one, where a CTA
+  per tile filled its pipeline anew each time (H100 timings of both: results/README.md).
 - TMA descriptors. Each group has its own A, B and scale tensors, so its own four descriptors. A
   one-block-per-group descriptor kernel writes them into a device buffer (a copy of the compiled
   template, then base address, shape and strides replaced: tensormap.replace) once per distinct
@@ -22,7 +23,7 @@ two consumer warpgroups of 64 rows of B each). What is grouped:
   a group of M = 40 leaves 88 of its tile's 128 rows undecoded), their slots keep stale values that
   reach only accumulator columns past M, and the epilogue stores no column past M.
 - Per-group metadata (C address, M, N, K tiles) is a small int64 tensor on the device, built with
-  the descriptors.
+  the descriptors; the CTAs' tile lists one int32 tensor (the schedule is cached per shape set).
 
 One call = one launch (plus the descriptor kernel the first time a set of tensors is seen). Host
 work per repeat call is the check that the call's tuple and tensors are unchanged, and one C call (the
@@ -32,6 +33,7 @@ Constraints: L = 1, K % 256 == 0, N % 128 == 0 per group (M any), the leaderboar
 Run: `python -m harness.eval group_gemm --mode test --data stress --impl submission` on an H100.
 """
 
+import functools
 import heapq
 
 import torch
@@ -118,6 +120,19 @@ def cta_schedule(sizes, table, ctas: int) -> tuple[list[tuple[int, int, int]], l
     for tiles in lists:
         firsts.append(firsts[-1] + len(tiles))
     return [t for tiles in lists for t in tiles], firsts
+
+
+@functools.lru_cache(maxsize=64)
+def schedule(sizes: tuple, order: str, ctas: int) -> tuple[int, tuple[int, ...]]:
+    """(tiles, the int32 words the kernel reads): the tile table in `order` dealt to at most `ctas`
+    CTAs (cta_schedule), its rows of TILE_FIELDS words in CTA order, then each CTA's first row and
+    the end. Cached per shape set: the leaderboard's calls repeat the sizes with new tensors, and
+    dealing 728 tiles takes ~1.5 ms of Python."""
+    table = tile_table(sizes, order)
+    if not table:
+        return 0, ()
+    rows, firsts = cta_schedule(sizes, table, min(len(table), ctas))
+    return len(rows), tuple(w for t in rows for w in (*t, 0)) + tuple(firsts)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -266,8 +281,8 @@ def prepare(data, sizes, order: str = "long_first", config=SM90, ctas: int | Non
     """Check a call's tensors, write the groups' descriptors and tables on the device, and bind the
     GEMM to them; calling the result launches (every group's C written in place). None where the
     kernel does not take the call (L != 1, N % 128 != 0, off the GPU, every group empty). `sizes`
-    come from shared.inputs.check_grouped (one entry per group in every list). ctas: the grid, at most one
-    CTA per tile (None: one per SM; cta_schedule deals the tiles)."""
+    come from shared.inputs.check_grouped (one entry per group in every list). ctas: the grid, at most
+    one CTA per tile (None: one per SM; cta_schedule deals the tiles)."""
     from cutlass import Int32, Int64, Uint8
 
     from shared.cute.launch_binding import call_on_current_queue
@@ -284,21 +299,19 @@ def prepare(data, sizes, order: str = "long_first", config=SM90, ctas: int | Non
     check_groups_cuda(abc, scales)
     meta = [(c.data_ptr(), m, n, k // 256) for (_, _, c), (m, n, k, _) in zip(abc, sizes)]
     addrs = [(a.data_ptr(), b.data_ptr(), sfa.data_ptr(), sfb.data_ptr()) for (a, b, _), (sfa, sfb) in zip(abc, scales)]
-    table = tile_table(sizes, order)
-    if not table:
+    n_tiles, flat = schedule(tuple(map(tuple, sizes)), order, sm_count(device) if ctas is None else ctas)
+    if not n_tiles:
         return None
     groups = len(sizes)
     meta_t = torch.tensor(meta, dtype=torch.int64, device=device)
     addr_t = torch.tensor(addrs, dtype=torch.int64, device=device)
-    ctas = min(len(table), sm_count(device) if ctas is None else ctas)
-    rows, firsts = cta_schedule(sizes, table, ctas)
-    tiles_t = torch.tensor([(*t, 0) for t in rows], dtype=torch.int32, device=device)
-    firsts_t = torch.tensor(firsts, dtype=torch.int32, device=device)
+    sched_t = torch.tensor(flat, dtype=torch.int32, device=device)  # one copy: the rows, then firsts
+    tiles_t, firsts_t = sched_t[: TILE_FIELDS * n_tiles], sched_t[TILE_FIELDS * n_tiles:]
+    ctas = firsts_t.numel() - 1
     descs = torch.empty(groups * DESCS_PER_GROUP * DESC_BYTES, dtype=torch.uint8, device=device)
     build_descriptors = compiled("descriptors", config=config)
     call_on_current_queue(build_descriptors, [gmem_ptr(meta_t, Int64), gmem_ptr(addr_t, Int64),
                                                gmem_ptr(descs, Uint8, 128), Int32(groups), Int32(TILE)], device)
     args = [gmem_ptr(meta_t, Int64), gmem_ptr(tiles_t, Int32), gmem_ptr(firsts_t, Int32), gmem_ptr(descs, Uint8, 128),
-            Int32(groups), Int32(len(rows)), Int32(ctas), Int32(TILE)]
-    return PreparedLaunch(compiled("gemm", config=config), args, device,
-                          hold=(meta_t, addr_t, tiles_t, firsts_t, descs))
+            Int32(groups), Int32(n_tiles), Int32(ctas), Int32(TILE)]
+    return PreparedLaunch(compiled("gemm", config=config), args, device, hold=(meta_t, addr_t, sched_t, descs))

@@ -1,7 +1,7 @@
 """The order in which the grouped GEMM's schedules take the groups (no DSL).
 
 Both architectures' schedules walk the groups in a ranking chosen on the host: sm90's tile table
-(problems/group_gemm/kernel_sm90.py `tile_table`, one CTA per row, handed out in table order) and the
+(problems/group_gemm/kernel_sm90.py `tile_table`, its rows dealt out to the CTAs in table order) and the
 sm100 persistent schedule (problems/group_gemm/schedule_sm100.py; the kernel reads the metadata rows in
 that order, so the device walks the tiles in it without a change to its binary).
 

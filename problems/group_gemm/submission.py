@@ -5,7 +5,7 @@ and G = 1 is the same kernel:
     sm_100 (B200)     -> problems/group_gemm/kernel_sm100.py: persistent, tcgen05 block-scaled MMA,
                          per-group TMA descriptors rewritten on the device, the reordered scales
                          read as they are.
-    sm_90 (H100/H200) -> problems/group_gemm/kernel_sm90.py: one CTA per tile of a tile table, per-group
+    sm_90 (H100/H200) -> problems/group_gemm/kernel_sm90.py: one CTA per SM running a list of tiles, per-group
                          TMA descriptors written on the device once per set of tensors, the reordered
                          scales read as they are, exact FP4 decode + fp16 wgmma.
     anything else     -> the portable path: each group decoded exactly (E2M1 x E4M3 in fp32) and
