@@ -70,20 +70,33 @@ def test_cta_schedule_deals_every_tile_once_and_balances_the_cost(ms, ctas):
     sizes = [(m, 128 * (1 + g % 3), 256 * (1 + g % 4), 1) for g, m in enumerate(ms)]
     table = K.tile_table(sizes, "long_first")
     ctas = min(ctas or len(table), len(table))
-    rows, firsts = K.cta_schedule(sizes, table, ctas)
-    assert sorted(rows) == sorted(table) and len(firsts) == ctas + 1
-    assert firsts[0] == 0 and firsts[-1] == len(rows) and all(a <= b for a, b in zip(firsts, firsts[1:]))
-    loads = [sum(K.tile_cost(sizes, t) for t in rows[a:b]) for a, b in zip(firsts, firsts[1:])]
+    lists = K.cta_schedule(sizes, table, ctas)
+    assert len(lists) == ctas and sorted(t for tiles in lists for t in tiles) == sorted(table)
+    loads = [sum(K.tile_cost(sizes, t) for t in tiles) for tiles in lists]
     # list scheduling: a CTA took its last tile while it was the least loaded one
     assert max(loads) - min(loads) <= max(K.tile_cost(sizes, t) for t in table) + 1e-9
-    for a, b in zip(firsts, firsts[1:]):  # each CTA runs its tiles in table order
-        assert [table.index(t) for t in rows[a:b]] == sorted(table.index(t) for t in rows[a:b])
+    for tiles in lists:  # each CTA runs its tiles in table order
+        assert [table.index(t) for t in tiles] == sorted(table.index(t) for t in tiles)
+
+
+@pytest.mark.parametrize("ctas", [1, 5, 132])
+def test_the_kernels_table_holds_each_ctas_tiles_a_grid_apart(ctas):
+    """What the kernel reads: CTA c's t-th tile in row t * CTAs + c, its count in row c."""
+    sizes = ((40, 256, 512, 1), (300, 384, 256, 1), (8, 128, 768, 1))
+    got_ctas, words = K.schedule(sizes, "long_first", ctas)
+    lists = K.cta_schedule(sizes, K.tile_table(sizes, "long_first"), got_ctas)
+    rows = [tuple(words[i: i + K.TILE_FIELDS]) for i in range(0, len(words), K.TILE_FIELDS)]
+    read = []
+    for c in range(got_ctas):  # the kernel's walk
+        count = rows[c][3]
+        read.append([rows[c + t * got_ctas][:3] for t in range(count)])
+    assert read == lists and got_ctas == min(ctas, len(K.tile_table(sizes, "long_first")))
 
 
 def test_a_grid_of_one_cta_per_tile_runs_the_table_in_order():
     sizes = [(200, 384, 512, 1), (40, 256, 1024, 1)]
     table = K.tile_table(sizes, "long_first")
-    assert K.cta_schedule(sizes, table, len(table)) == (table, list(range(len(table) + 1)))
+    assert K.cta_schedule(sizes, table, len(table)) == [[t] for t in table]
     for bad in (0, len(table) + 1):
         with pytest.raises(ValueError, match="ctas must be in"):
             K.cta_schedule(sizes, table, bad)

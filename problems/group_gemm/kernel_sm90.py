@@ -23,7 +23,7 @@ two consumer warpgroups of 64 rows of B each). What is grouped:
   a group of M = 40 leaves 88 of its tile's 128 rows undecoded), their slots keep stale values that
   reach only accumulator columns past M, and the epilogue stores no column past M.
 - Per-group metadata (C address, M, N, K tiles) is a small int64 tensor on the device, built with
-  the descriptors; the CTAs' tile lists one int32 tensor (the schedule is cached per shape set).
+  the descriptors; the CTAs' tile lists one int32 tensor (`schedule`, cached per shape set).
 
 One call = one launch (plus the descriptor kernel the first time a set of tensors is seen). Host
 work per repeat call is the check that the call's tuple and tensors are unchanged, and one C call (the
@@ -47,7 +47,7 @@ TILE = 128  # rows of A and of B per CTA
 DESC_BYTES = 128  # one TMA descriptor (CUtensorMap)
 DESCS_PER_GROUP = 4  # A values, A scales, B values, B scales
 META_FIELDS = 4  # per group, int64: C address, M, N, K tiles
-TILE_FIELDS = 4  # per tile, int32: group, A tile, B tile, unused
+TILE_FIELDS = 4  # per tile, int32: group, A tile, B tile, the CTA's tile count (schedule)
 
 _COMPILED = CompileCache()
 
@@ -103,11 +103,10 @@ def tile_cost(sizes, tile) -> float:
     return (k // 256) * (1 - A_ROWS_SHARE + A_ROWS_SHARE * rows / TILE)
 
 
-def cta_schedule(sizes, table, ctas: int) -> tuple[list[tuple[int, int, int]], list[int]]:
+def cta_schedule(sizes, table, ctas: int) -> list[list[tuple[int, int, int]]]:
     """The tiles of `table` dealt out to `ctas` CTAs in table order, each tile to the CTA whose tiles
     so far cost least (tile_cost; ties: the lowest index), as a grid of one CTA per tile is handed
-    to the SMs that free up first. Returns the tiles in CTA order and each CTA's first row (plus the
-    end): CTA c runs rows firsts[c] .. firsts[c + 1] - 1. With ctas = len(table), CTA c runs tile c."""
+    to the SMs that free up first. Returns each CTA's tiles; with ctas = len(table), CTA c gets tile c."""
     if not 1 <= ctas <= len(table):
         raise ValueError(f"cta_schedule: ctas must be in 1..{len(table)} (the tiles), got {ctas}")
     loads = [(0.0, c) for c in range(ctas)]  # a heap of (cost so far, CTA)
@@ -116,23 +115,28 @@ def cta_schedule(sizes, table, ctas: int) -> tuple[list[tuple[int, int, int]], l
         load, c = heapq.heappop(loads)
         lists[c].append(tile)
         heapq.heappush(loads, (load + tile_cost(sizes, tile), c))
-    firsts = [0]
-    for tiles in lists:
-        firsts.append(firsts[-1] + len(tiles))
-    return [t for tiles in lists for t in tiles], firsts
+    return lists
 
 
 @functools.lru_cache(maxsize=64)
 def schedule(sizes: tuple, order: str, ctas: int) -> tuple[int, tuple[int, ...]]:
-    """(tiles, the int32 words the kernel reads): the tile table in `order` dealt to at most `ctas`
-    CTAs (cta_schedule), its rows of TILE_FIELDS words in CTA order, then each CTA's first row and
-    the end. Cached per shape set: the leaderboard's calls repeat the sizes with new tensors, and
-    dealing 728 tiles takes ~1.5 ms of Python."""
+    """(CTAs, the int32 words of the table the kernel reads): the tile table in `order` dealt to at
+    most `ctas` CTAs (cta_schedule), CTA c's t-th tile in row t * CTAs + c as (group, A tile, B tile,
+    the CTA's tile count in its first row, else 0); rows past a CTA's count are zero and never read.
+    The first row holds the count, so a CTA learns its first tile and its count in one load before
+    its first TMA (a separate list of counts would be one more dependent load). Cached per shape
+    set: the leaderboard's calls repeat the sizes with new tensors, and dealing 728 tiles takes
+    ~1.5 ms of Python."""
     table = tile_table(sizes, order)
     if not table:
         return 0, ()
-    rows, firsts = cta_schedule(sizes, table, min(len(table), ctas))
-    return len(rows), tuple(w for t in rows for w in (*t, 0)) + tuple(firsts)
+    lists = cta_schedule(sizes, table, min(len(table), ctas))
+    words = [0] * (TILE_FIELDS * len(lists) * max(map(len, lists)))
+    for c, tiles in enumerate(lists):
+        for t, tile in enumerate(tiles):
+            at = TILE_FIELDS * (t * len(lists) + c)
+            words[at: at + TILE_FIELDS] = (*tile, len(tiles) if t == 0 else 0)
+    return len(lists), tuple(words)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -212,28 +216,27 @@ def _kernel_class():
             tensormaps.update_tensormap((a, sfa, b, sfb), atoms, ptrs, 0, (None,) * 4)
 
         @cute.jit
-        def __call__(self, p_meta: cute.Pointer, p_tiles: cute.Pointer, p_firsts: cute.Pointer,
-                     p_descs: cute.Pointer, groups: Int32, tiles: Int32, ctas: Int32, dummy: Int32,
-                     queue: launch_queue.Queue):
-            """The grouped GEMM on `ctas` CTAs: CTA c runs the rows firsts[c] .. firsts[c + 1] - 1 of the
-            tile table (p_tiles: int32 [tiles, 4]; p_firsts: int32 [ctas + 1])."""
+        def __call__(self, p_meta: cute.Pointer, p_tiles: cute.Pointer, p_descs: cute.Pointer,
+                     groups: Int32, rows: Int32, ctas: Int32, dummy: Int32, queue: launch_queue.Queue):
+            """The grouped GEMM on `ctas` CTAs; p_tiles: int32 [rows, 4], the table of `schedule`."""
             atoms = self._template_atoms(p_descs, dummy)
             meta = cute.make_tensor(p_meta, cute.make_layout((groups, META_FIELDS), stride=(META_FIELDS, 1)))
-            table = cute.make_tensor(p_tiles, cute.make_layout((tiles, TILE_FIELDS), stride=(TILE_FIELDS, 1)))
-            firsts = cute.make_tensor(p_firsts, cute.make_layout(ctas + 1))
+            table = cute.make_tensor(p_tiles, cute.make_layout((rows, TILE_FIELDS), stride=(TILE_FIELDS, 1)))
             self.shared_storage = self._shared_storage()
-            launch_queue.launch(self.grouped_kernel(*atoms, self._tiled_mma(), meta, table, firsts, p_descs),
-                                queue, grid=[ctas, 1, 1], block=[self.cfg.threads, 1, 1], min_blocks_per_mp=1)
+            launch_queue.launch(self.grouped_kernel(*atoms, self._tiled_mma(), meta, table, p_descs), queue,
+                                grid=[ctas, 1, 1], block=[self.cfg.threads, 1, 1], min_blocks_per_mp=1)
 
         @cute.kernel
         def grouped_kernel(self, tma_0: cute.CopyAtom, g_0: cute.Tensor, tma_sf0: cute.CopyAtom,
                            g_sf0: cute.Tensor, tma_1: cute.CopyAtom, g_1: cute.Tensor, tma_sf1: cute.CopyAtom,
                            g_sf1: cute.Tensor, tma_2: cute.CopyAtom, g_2: cute.Tensor, tma_sf2: cute.CopyAtom,
                            g_sf2: cute.Tensor, tiled_mma: cute.TiledMma, meta: cute.Tensor, table: cute.Tensor,
-                           firsts: cute.Tensor, p_descs: cute.Pointer):
+                           p_descs: cute.Pointer):
             ops = [(tma_0, g_0, tma_sf0, g_sf0), (tma_1, g_1, tma_sf1, g_sf1), (tma_2, g_2, tma_sf2, g_sf2)]
             c, _, _ = cute.arch.block_idx()
-            self._tiles(ops, tiled_mma, (meta, table, p_descs), (firsts[c], firsts[c + 1], 1))
+            ctas, _, _ = cute.arch.grid_dim()
+            # rows c, c + ctas, ..: this CTA's tiles, their count in the first one
+            self._tiles(ops, tiled_mma, (meta, table, p_descs), (c, c + table[c, 3] * ctas, ctas))
 
         def _work(self, ctx, j):
             """Row j of the tile table: its group's C (transposed view), K tiles and descriptors."""
@@ -265,7 +268,7 @@ def compiled(name: str, options: str = "", config=SM90):
         kernel = _kernel_class()(config)
         p64, p8, one, queue = null_ptr(Int64, 16), null_ptr(Uint8, 128), Int32(1), launch_queue.placeholder()
         args = ((kernel.build_descriptors, p64, p64, p8, one, Int32(TILE), queue) if name == "descriptors" else
-                (kernel, p64, null_ptr(Int32, 16), null_ptr(Int32, 16), p8, one, one, one, Int32(TILE), queue))
+                (kernel, p64, null_ptr(Int32, 16), p8, one, one, one, Int32(TILE), queue))
         with compile_arch("sm_90a"):
             return cute.compile(*args, options=f"--gpu-arch sm_90a {options}".strip())
 
@@ -299,19 +302,17 @@ def prepare(data, sizes, order: str = "long_first", config=SM90, ctas: int | Non
     check_groups_cuda(abc, scales)
     meta = [(c.data_ptr(), m, n, k // 256) for (_, _, c), (m, n, k, _) in zip(abc, sizes)]
     addrs = [(a.data_ptr(), b.data_ptr(), sfa.data_ptr(), sfb.data_ptr()) for (a, b, _), (sfa, sfb) in zip(abc, scales)]
-    n_tiles, flat = schedule(tuple(map(tuple, sizes)), order, sm_count(device) if ctas is None else ctas)
-    if not n_tiles:
+    ctas, words = schedule(tuple(map(tuple, sizes)), order, sm_count(device) if ctas is None else ctas)
+    if not ctas:
         return None
     groups = len(sizes)
     meta_t = torch.tensor(meta, dtype=torch.int64, device=device)
     addr_t = torch.tensor(addrs, dtype=torch.int64, device=device)
-    sched_t = torch.tensor(flat, dtype=torch.int32, device=device)  # one copy: the rows, then firsts
-    tiles_t, firsts_t = sched_t[: TILE_FIELDS * n_tiles], sched_t[TILE_FIELDS * n_tiles:]
-    ctas = firsts_t.numel() - 1
+    tiles_t = torch.tensor(words, dtype=torch.int32, device=device)
     descs = torch.empty(groups * DESCS_PER_GROUP * DESC_BYTES, dtype=torch.uint8, device=device)
     build_descriptors = compiled("descriptors", config=config)
     call_on_current_queue(build_descriptors, [gmem_ptr(meta_t, Int64), gmem_ptr(addr_t, Int64),
                                                gmem_ptr(descs, Uint8, 128), Int32(groups), Int32(TILE)], device)
-    args = [gmem_ptr(meta_t, Int64), gmem_ptr(tiles_t, Int32), gmem_ptr(firsts_t, Int32), gmem_ptr(descs, Uint8, 128),
-            Int32(groups), Int32(n_tiles), Int32(ctas), Int32(TILE)]
-    return PreparedLaunch(compiled("gemm", config=config), args, device, hold=(meta_t, addr_t, sched_t, descs))
+    args = [gmem_ptr(meta_t, Int64), gmem_ptr(tiles_t, Int32), gmem_ptr(descs, Uint8, 128), Int32(groups),
+            Int32(len(words) // TILE_FIELDS), Int32(ctas), Int32(TILE)]
+    return PreparedLaunch(compiled("gemm", config=config), args, device, hold=(meta_t, addr_t, tiles_t, descs))
