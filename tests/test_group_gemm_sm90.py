@@ -90,6 +90,7 @@ def test_the_kernels_table_holds_each_ctas_tiles_a_grid_apart(ctas):
     for c in range(got_ctas):  # the kernel's walk
         count = rows[c][3]
         read.append([rows[c + t * got_ctas][:3] for t in range(count)])
+        assert all(rows[c + t * got_ctas][4] == sizes[rows[c + t * got_ctas][0]][2] // 256 for t in range(count))
     assert read == lists and got_ctas == min(ctas, len(K.tile_table(sizes, "long_first")))
 
 

@@ -47,7 +47,9 @@ TILE = 128  # rows of A and of B per CTA
 DESC_BYTES = 128  # one TMA descriptor (CUtensorMap)
 DESCS_PER_GROUP = 4  # A values, A scales, B values, B scales
 META_FIELDS = 4  # per group, int64: C address, M, N, K tiles
-TILE_FIELDS = 4  # per tile, int32: group, A tile, B tile, the CTA's tile count (schedule)
+# per tile, int32: group, A tile, B tile, the CTA's tile count (in its first row; schedule), the group's
+# K tiles (the producer's loop needs no load of the group's metadata before its first TMA), unused x 3
+TILE_FIELDS = 8
 
 _COMPILED = CompileCache()
 
@@ -122,7 +124,8 @@ def cta_schedule(sizes, table, ctas: int) -> list[list[tuple[int, int, int]]]:
 def schedule(sizes: tuple, order: str, ctas: int) -> tuple[int, tuple[int, ...]]:
     """(CTAs, the int32 words of the table the kernel reads): the tile table in `order` dealt to at
     most `ctas` CTAs (cta_schedule), CTA c's t-th tile in row t * CTAs + c as (group, A tile, B tile,
-    the CTA's tile count in its first row, else 0); rows past a CTA's count are zero and never read.
+    the CTA's tile count in its first row, else 0, K tiles, 0, 0, 0); rows past a CTA's count are zero
+    and never read.
     The first row holds the count, so a CTA learns its first tile and its count in one load before
     its first TMA (a separate list of counts would be one more dependent load). Cached per shape
     set: the leaderboard's calls repeat the sizes with new tensors, and dealing 728 tiles takes
@@ -135,7 +138,7 @@ def schedule(sizes: tuple, order: str, ctas: int) -> tuple[int, tuple[int, ...]]
     for c, tiles in enumerate(lists):
         for t, tile in enumerate(tiles):
             at = TILE_FIELDS * (t * len(lists) + c)
-            words[at: at + TILE_FIELDS] = (*tile, len(tiles) if t == 0 else 0)
+            words[at: at + 5] = (*tile, len(tiles) if t == 0 else 0, sizes[tile[0]][2] // 256)
     return len(lists), tuple(words)
 
 
@@ -241,8 +244,8 @@ def _kernel_class():
         def _work(self, ctx, j):
             """Row j of the tile table: its group's C (transposed view), K tiles and descriptors."""
             meta, table, p_descs = ctx
-            g, bid_s, bid_r = table[j, 0], table[j, 1], table[j, 2]
-            m, n, k_tiles = Int32(meta[g, 1]), Int32(meta[g, 2]), Int32(meta[g, 3])
+            g, bid_s, bid_r, k_tiles = table[j, 0], table[j, 1], table[j, 2], table[j, 4]
+            m, n = Int32(meta[g, 1]), Int32(meta[g, 2])
             mD = cute.make_tensor(gmem(Float16, meta[g, 0]), cute.make_layout((n, m), stride=(1, n)))  # C^T
             # the bulk tensor copy takes its descriptor by generic address
             desc = [tensormaps.get_tensormap_ptr(p_descs + (g * DESCS_PER_GROUP + d) * DESC_BYTES,
