@@ -35,6 +35,7 @@ Run: `python -m harness.eval group_gemm --mode test --data stress --impl submiss
 
 import functools
 import heapq
+import itertools
 
 import torch
 
@@ -113,10 +114,14 @@ def cta_schedule(sizes, table, ctas: int) -> list[list[tuple[int, int, int]]]:
         raise ValueError(f"cta_schedule: ctas must be in 1..{len(table)} (the tiles), got {ctas}")
     loads = [(0.0, c) for c in range(ctas)]  # a heap of (cost so far, CTA)
     lists = [[] for _ in range(ctas)]
+    costs = {}  # per (group, A tile): the B tiles of a group row cost the same
     for tile in table:
-        load, c = heapq.heappop(loads)
+        cost = costs.get(tile[:2])
+        if cost is None:
+            cost = costs[tile[:2]] = tile_cost(sizes, tile)
+        load, c = loads[0]
         lists[c].append(tile)
-        heapq.heappush(loads, (load + tile_cost(sizes, tile), c))
+        heapq.heapreplace(loads, (load + cost, c))
     return lists
 
 
@@ -134,12 +139,12 @@ def schedule(sizes: tuple, order: str, ctas: int) -> tuple[int, tuple[int, ...]]
     if not table:
         return 0, ()
     lists = cta_schedule(sizes, table, min(len(table), ctas))
-    words = [0] * (TILE_FIELDS * len(lists) * max(map(len, lists)))
+    width, k_tiles = len(lists), [k // 256 for _, _, k, _ in sizes]
+    rows = [(0,) * TILE_FIELDS] * (width * max(map(len, lists)))
     for c, tiles in enumerate(lists):
-        for t, tile in enumerate(tiles):
-            at = TILE_FIELDS * (t * len(lists) + c)
-            words[at: at + 5] = (*tile, len(tiles) if t == 0 else 0, sizes[tile[0]][2] // 256)
-    return len(lists), tuple(words)
+        for t, (g, i, j) in enumerate(tiles):
+            rows[t * width + c] = (g, i, j, len(tiles) if t == 0 else 0, k_tiles[g], 0, 0, 0)
+    return width, tuple(itertools.chain.from_iterable(rows))
 
 
 # ------------------------------------------------------------------------------------------------
