@@ -226,7 +226,7 @@ def _kernel_class():
         @cute.jit
         def __call__(self, p_meta: cute.Pointer, p_tiles: cute.Pointer, p_descs: cute.Pointer,
                      groups: Int32, rows: Int32, ctas: Int32, dummy: Int32, queue: launch_queue.Queue):
-            """The grouped GEMM on `ctas` CTAs; p_tiles: int32 [rows, 4], the table of `schedule`."""
+            """The grouped GEMM on `ctas` CTAs; p_tiles: int32 [rows, TILE_FIELDS], the table of `schedule`."""
             atoms = self._template_atoms(p_descs, dummy)
             meta = cute.make_tensor(p_meta, cute.make_layout((groups, META_FIELDS), stride=(META_FIELDS, 1)))
             table = cute.make_tensor(p_tiles, cute.make_layout((rows, TILE_FIELDS), stride=(TILE_FIELDS, 1)))
