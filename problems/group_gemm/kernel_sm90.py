@@ -133,8 +133,8 @@ def schedule(sizes: tuple, order: str, ctas: int) -> tuple[int, tuple[int, ...]]
     and never read.
     The first row holds the count, so a CTA learns its first tile and its count in one load before
     its first TMA (a separate list of counts would be one more dependent load). Cached per shape
-    set: the leaderboard's calls repeat the sizes with new tensors, and dealing 728 tiles takes
-    ~1.5 ms of Python."""
+    set: the leaderboard's calls repeat the sizes with new tensors, and building it for 728 tiles
+    takes ~1 ms of Python."""
     table = tile_table(sizes, order)
     if not table:
         return 0, ()
@@ -161,6 +161,7 @@ def _kernel_class():
     from problems.gemm.kernel_sm90 import GemmSm90
     from shared.cute import launch_queue
     from shared.cute.sm90_config import ROW_BYTES
+    from shared.cute.sm90_gemm import TileWork
 
     try:
         from cutlass.tensor_utils import TensorMapManager, TensorMapUpdateMode
@@ -255,7 +256,7 @@ def _kernel_class():
             # the bulk tensor copy takes its descriptor by generic address
             desc = [tensormaps.get_tensormap_ptr(p_descs + (g * DESCS_PER_GROUP + d) * DESC_BYTES,
                                                  cute.AddressSpace.generic) for d in range(DESCS_PER_GROUP)]
-            return mD, k_tiles, k_tiles, Int32(0), bid_s, bid_r, Int32(0), [desc[0:2], desc[2:4]]
+            return TileWork(mD, k_tiles, k_tiles, Int32(0), bid_s, bid_r, Int32(0), [desc[0:2], desc[2:4]])
 
     del Int64, cutlass
     return GroupGemmSm90

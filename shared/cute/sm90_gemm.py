@@ -127,6 +127,23 @@ class RingAddresses:
     sfr_bytes: int
 
 
+@dataclass(frozen=True)
+class TileWork:
+    """One output tile of a CTA's list (Sm90BlockScaledGemm._work): D's (r, s) view, the K tiles of the
+    whole product, this CTA's K tiles kt_first .. kt_first + kt_own - 1, the tile's S and R indices, the
+    CTA's part of a split-K, and None (TMA through the atoms' own descriptors) or, per operand, the
+    global-memory addresses of its (values, scales) TMA descriptors."""
+
+    mD: object
+    k_tiles: object
+    kt_own: object
+    kt_first: object
+    bid_s: object
+    bid_r: object
+    split: object
+    descs: object
+
+
 class Sm90BlockScaledGemm:
     """Fused block-scaled NVFP4 GEMM with `num_b` B operands sharing A (1: GEMM, 2: dual GEMM).
 
@@ -267,16 +284,13 @@ class Sm90BlockScaledGemm:
         # operands 0 .. ns-1 are the S side, the next nr the R side (the rest unused)
         ops = [(tma_0, g_0, tma_sf0, g_sf0), (tma_1, g_1, tma_sf1, g_sf1), (tma_2, g_2, tma_sf2, g_sf2)]
         bid_s, bid_r, split = cute.arch.block_idx()
-        kt_own = k_tiles // self.cfg.splits  # this CTA's K tiles: kt_first .. kt_first + kt_own - 1
-        self._tiles(ops, tiled_mma, (mD, k_tiles, kt_own, split * kt_own, bid_s, bid_r, split, None), (0, 1, 1))
+        kt_own = k_tiles // self.cfg.splits
+        self._tiles(ops, tiled_mma, TileWork(mD, k_tiles, kt_own, split * kt_own, bid_s, bid_r, split, None),
+                    (0, 1, 1))
 
-    def _work(self, ctx, j):
-        """Output tile j of this CTA's list as (mD, k_tiles, kt_own, kt_first, bid_s, bid_r, split, descs):
-        D's view, the K tiles of the whole product, this CTA's K tiles kt_first .. kt_first + kt_own - 1,
-        the tile's S and R indices, the CTA's part of a split-K, and None (TMA through the atoms' own
-        descriptors) or, per operand, the global-memory addresses of its (values, scales) TMA
-        descriptors. Here one tile per CTA, ctx itself; the grouped GEMM reads its tile table (a CTA
-        runs a list of tiles there)."""
+    def _work(self, ctx, j) -> TileWork:
+        """Tile j of this CTA's list. Here one tile per CTA, ctx itself; the grouped GEMM reads its tile
+        table (a CTA runs a list of tiles there)."""
         return ctx
 
     @cute.jit
@@ -356,7 +370,8 @@ class Sm90BlockScaledGemm:
         prod_a = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, self.cfg.a_ring)
         prod_b = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, self.stages)
         for tile_j in cutlass.range(tile_first, tile_end, tile_step, unroll=1):
-            _, k_tiles, kt_own, kt_first, bid_s, bid_r, _, descs = self._work(ctx, tile_j)
+            w = self._work(ctx, tile_j)
+            k_tiles, kt_own, kt_first, bid_s, bid_r, descs = w.k_tiles, w.kt_own, w.kt_first, w.bid_s, w.bid_r, w.descs
             for i in cutlass.range_constexpr(ns + nr):
                 if cutlass.const_expr(descs is None):
                     cpasync.prefetch_descriptor(ops[i][0])
@@ -416,7 +431,8 @@ class Sm90BlockScaledGemm:
         a_com = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, self.a_slots)
         tile_first, tile_end, tile_step = tiles
         for tile_j in cutlass.range(tile_first, tile_end, tile_step, unroll=1):
-            mD, _, kt_own, _, bid_s, _, _, _ = self._work(ctx, tile_j)
+            w = self._work(ctx, tile_j)
+            mD, kt_own, bid_s = w.mD, w.kt_own, w.bid_s
             s_rows = None  # the rows of this S tile that exist, where the decode skips the others
             if cutlass.const_expr(self.skip_rows_past_extent):
                 s_rows = mD.shape[1] - bid_s * rows_s
@@ -502,7 +518,8 @@ class Sm90BlockScaledGemm:
         tiled_mma.set(warpgroup.Field.ACCUMULATE, True)
         tile_first, tile_end, tile_step = tiles
         for tile_j in cutlass.range(tile_first, tile_end, tile_step, unroll=1):
-            mD, _, kt_own, _, bid_s, bid_r, split, _ = self._work(ctx, tile_j)
+            w = self._work(ctx, tile_j)
+            mD, kt_own, bid_s, bid_r, split = w.mD, w.kt_own, w.bid_s, w.bid_r, w.split
             for i in cutlass.range_constexpr(ns * nr):
                 accs[i].fill(0.0)
             for kt in cutlass.range(kt_own, unroll=1):
