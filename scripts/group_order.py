@@ -1,6 +1,7 @@
 """Time the sm90 grouped GEMM's tile orders (problems/group_gemm/kernel_sm90.py, tile_table), its grid
 of one CTA per tile (`per_tile`) and candidate configs on the manifest's benchmark cases, each launch
-after an L2 flush, CUDA events around the launch alone.
+after an L2 flush, CUDA events around the launch alone; every variant's output is checked against the
+reference once per case first (C poisoned).
 
     python scripts/group_order.py [--samples 30] [--configs] [--only NAME ...]   (an H100, CuTe DSL importable)
 
@@ -16,16 +17,25 @@ from dataclasses import replace
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
+from harness.check import check_groups  # noqa: E402
 from harness.problem import load_problem  # noqa: E402
 from harness.progress import Progress  # noqa: E402
 from harness.timing import Clock  # noqa: E402
 from problems.group_gemm import kernel_sm90 as K  # noqa: E402
+from problems.group_gemm.config import SM90_PAIRS  # noqa: E402
 
 CANDIDATES = {  # smaller decoded-A batches free shared memory for deeper packed rings
     "b2_s4_st3": dict(a_batch=2, a_slots=4, stages=3),
     "b2_s4_st4": dict(a_batch=2, a_slots=4, stages=4),
     "b2_s6_st3": dict(a_batch=2, a_slots=6, stages=3),
     "cwg_regs216": dict(consumer_regs=216, producer_regs=40),
+    # pairs of 128-row B tiles per CTA (config.SM90_PAIRS), mixed with single ones (paired_table)
+    "pairs": dict(r_tiles=2, a_slots=7, a_batch=2),
+    # where the time goes (wrong results, not checked): without the decoders' A decode, the consumers' B decode
+    "skip_a": dict(debug_skip=1),
+    "skip_b": dict(debug_skip=2),
+    "pairs_skip_a": dict(r_tiles=2, a_slots=7, a_batch=2, debug_skip=1),
+    "pairs_skip_b": dict(r_tiles=2, a_slots=7, a_batch=2, debug_skip=2),
 }
 
 PER_TILE = 1 << 30  # a grid above the tile count: one CTA per tile
@@ -37,12 +47,15 @@ def main() -> None:
     ap.add_argument("--configs", action="store_true", help="also time candidate configs (long_first order)")
     ap.add_argument("--only", nargs="+", help="time only these orders / candidate configs")
     args = ap.parse_args()
-    variants = {o: (o, K.SM90, None) for o in K.ORDERS}
+    variants = {o: dict(order=o) for o in K.ORDERS}  # K.prepare's arguments
     # the grid of one CTA per tile (the hardware hands the next tile to the first SM that frees up,
     # each CTA fills its pipeline anew) against the default, one CTA per SM running several tiles
-    variants["per_tile"] = ("long_first", K.SM90, PER_TILE)
+    variants["per_tile"] = dict(ctas=PER_TILE)
+    # the kernel of pairs of B tiles with every tile a pair, or none
+    variants["pairs_all"] = dict(config=SM90_PAIRS, pairs=1 << 30)
+    variants["pairs_none"] = dict(config=SM90_PAIRS, pairs=0)
     if args.configs or args.only:
-        variants |= {name: ("long_first", replace(K.SM90, **kw), None) for name, kw in CANDIDATES.items()}
+        variants |= {name: dict(config=replace(K.SM90, **kw)) for name, kw in CANDIDATES.items()}
     if args.only:
         variants = {v: variants[v] for v in args.only}
     problem = load_problem("group_gemm")
@@ -54,7 +67,17 @@ def main() -> None:
         data = problem.reference.generate_input(m=spec["m"], n=spec["n"], k=spec["k"], g=spec["g"],
                                                 seed=spec["seed"], device="cuda")
         sizes = [tuple(s) for s in data[3]]
-        launches = {v: K.prepare(data, sizes, o, cfg, ctas) for v, (o, cfg, ctas) in variants.items()}
+        launches = {v: K.prepare(data, sizes, **kw) for v, kw in variants.items()}
+        want = problem.reference.ref_kernel(([tuple(t.clone() for t in grp) for grp in data[0]], *data[1:]))
+        for v, launch in launches.items():  # every variant checked once, C poisoned first
+            if variants[v].get("config", K.SM90).debug_skip:
+                continue
+            for _, _, c in data[0]:
+                c.fill_(float("nan"))
+            launch()
+            ok, msg = check_groups([c for _, _, c in data[0]], want, 1e-3, 1e-3)
+            if not ok:
+                raise SystemExit(f"case {i}, {v}: wrong result: {msg}")
         times = {v: [] for v in variants}
         for _ in range(args.samples):
             for o, launch in launches.items():  # interleaved: drifting clocks hit every order alike

@@ -29,6 +29,7 @@ from tests import sm90_common as C
 
 PROBLEM = load_problem("group_gemm")
 install_task_module()  # the submission starts with the leaderboard's `from task import ...`
+ALL = 1 << 30  # K.prepare's pairs: every tile a pair of B tiles
 EXTRA_CASES = [  # G = 1, G = 16, M = 8, sizes 30x apart
     dict(m=[96], n=[256], k=[512], g=1, seed=7),
     dict(m=[8, 40, 72, 128, 200, 256, 16, 64] * 2, n=[128, 256] * 8, k=[256, 512, 768, 256] * 4, g=16, seed=8),
@@ -40,20 +41,23 @@ EXTRA_CASES = [  # G = 1, G = 16, M = 8, sizes 30x apart
 # ------------------------------------------------------------------ tile schedule
 
 
+@pytest.mark.parametrize("span", [1, 2])
 @pytest.mark.parametrize("order", K.ORDERS)
 @pytest.mark.parametrize("ms", [[80, 176, 128, 72], [0, 40], [1], [0], [300, 0, 8, 129], []])
-def test_tile_table_covers_every_tile_once(order, ms):
+def test_tile_table_covers_every_tile_once(order, ms, span):
     sizes = [(m, 128 * (1 + g % 3), 256 * (1 + g % 2), 1) for g, m in enumerate(ms)]
     brute = {(g, i, j) for g, (m, n, _, _) in enumerate(sizes)
              for i in range(m) if i % 128 == 0 for j in range(n // 128)}
-    brute = {(g, i // 128, j) for g, i, j in brute}
-    table = K.tile_table(sizes, order)
-    assert len(table) == len(set(table)) and set(table) == brute
+    brute = sorted((g, i // 128, j) for g, i, j in brute)
+    table = K.tile_table(sizes, order, span)
+    # each output tile: `span` B tiles from an even one, fewer only at the end of its group's N
+    assert all(j % span == 0 and (held == span or j + held == sizes[g][1] // 128) for g, _, j, held in table)
+    assert sorted((g, i, j + b) for g, i, j, held in table for b in range(held)) == brute
 
 
 def test_long_first_puts_the_longest_k_and_largest_groups_first():
     sizes = [(128, 256, 256, 1), (256, 256, 1024, 1), (384, 256, 1024, 1), (40, 128, 512, 1)]
-    groups = [g for g, _, _ in K.tile_table(sizes, "long_first")]
+    groups = [t[0] for t in K.tile_table(sizes, "long_first")]
     assert [g for g, _ in itertools.groupby(groups)] == [2, 1, 3, 0]
     with pytest.raises(ValueError, match="tile order must be one of"):
         K.tile_table(sizes, "random")
@@ -61,7 +65,7 @@ def test_long_first_puts_the_longest_k_and_largest_groups_first():
 
 def test_round_robin_alternates_groups():
     sizes = [(128, 256, 256, 1), (128, 128, 256, 1)]
-    assert [g for g, _, _ in K.tile_table(sizes, "round_robin")] == [0, 1, 0]
+    assert [t[0] for t in K.tile_table(sizes, "round_robin")] == [0, 1, 0]
 
 
 @pytest.mark.parametrize("ms", [[80, 176, 128, 72, 64, 248, 96, 160], [40, 300, 8], [1]])
@@ -89,7 +93,7 @@ def test_the_kernels_table_holds_each_ctas_tiles_a_grid_apart(ctas):
     read = []
     for c in range(got_ctas):  # the kernel's walk
         count = rows[c][3]
-        read.append([rows[c + t * got_ctas][:3] for t in range(count)])
+        read.append([(*rows[c + t * got_ctas][:3], rows[c + t * got_ctas][5]) for t in range(count)])
         assert all(rows[c + t * got_ctas][4] == sizes[rows[c + t * got_ctas][0]][2] // 256 for t in range(count))
     assert read == lists and got_ctas == min(ctas, len(K.tile_table(sizes, "long_first")))
 
@@ -105,8 +109,31 @@ def test_a_grid_of_one_cta_per_tile_runs_the_table_in_order():
 
 def test_a_tile_past_m_costs_less_and_a_longer_k_more():
     sizes = [(168, 256, 2048, 1), (128, 256, 4096, 1)]
-    full, part, long_k = K.tile_cost(sizes, (0, 0, 0)), K.tile_cost(sizes, (0, 1, 0)), K.tile_cost(sizes, (1, 0, 1))
+    full, part, long_k = (K.tile_cost(sizes, t) for t in ((0, 0, 0, 1), (0, 1, 0, 1), (1, 0, 1, 1)))
     assert part < full < long_k and long_k == 2 * full
+    pair = K.tile_cost(sizes, (0, 0, 0, 2))  # a pair of B tiles: more than one, less than two apart
+    assert full < pair < 2 * full
+
+
+@pytest.mark.parametrize("ctas", [1, 7, 132])
+def test_paired_tables_cover_every_tile_once_and_pick_the_cheapest_busiest_cta(ctas):
+    sizes = ((40, 896, 2048, 1), (168, 896, 2048, 1), (196, 384, 1024, 1))
+    pairs = K.tile_table(sizes, "long_first", 2)
+    singles = sorted(t[:3] for t in K.tile_table(sizes, "long_first"))
+
+    def busiest(table):
+        return K.busiest(sizes, K.cta_schedule(sizes, table, min(ctas, len(table))))
+
+    for keep in (0, 5, len(pairs)):
+        split = K.paired_table(sizes, "long_first", ctas, keep)
+        assert split[:keep] == pairs[:keep] and all(t[3] == 1 for t in split[keep:])
+        assert sorted((g, i, j + b) for g, i, j, held in split for b in range(held)) == singles
+    # fewer than 24 pair tiles: the search tries every count
+    every = [K.paired_table(sizes, "long_first", ctas, x) for x in range(len(pairs) + 1)]
+    assert len(pairs) < 24 and busiest(K.paired_table(sizes, "long_first", ctas)) == min(map(busiest, every))
+    # one CTA: every tile a pair (least work); a wave of CTAs wider than the pairs: singles spread it
+    assert all(t[3] == 2 or t[2] + 1 == sizes[t[0]][1] // 128 for t in K.paired_table(sizes, "long_first", 1))
+    assert all(t[3] == 1 for t in K.paired_table(sizes, "long_first", 10_000))
 
 
 # ------------------------------------------------------------------ scales read in place
@@ -182,12 +209,16 @@ def test_blocked_scales_need_128_row_tiles_on_both_sides():
 
 @pytest.fixture(scope="module")
 def kernels(tmp_path_factory):
-    """(gemm PTX, gemm cubin, descriptor kernel PTX), compiled for sm_90a with the artifacts kept."""
+    """(PTX, cubin) of the GEMM with single B tiles, with pairs of them, and of the descriptor kernel,
+    compiled for sm_90a with the artifacts kept."""
+    from problems.group_gemm.config import SM90, SM90_PAIRS
+
     out = {}
-    for name in ("gemm", "descriptors"):
-        d = tmp_path_factory.mktemp(name)
-        K.compiled(name, f"--keep-ptx --keep-cubin --dump-dir {d}")
-        out[name] = (next(d.glob("*.ptx")).read_text(), next(d.glob("*.cubin")))
+    builds = (("gemm", "gemm", SM90), ("pairs", "gemm", SM90_PAIRS), ("descriptors", "descriptors", SM90))
+    for key, name, config in builds:
+        d = tmp_path_factory.mktemp(key)
+        K.compiled(name, f"--keep-ptx --keep-cubin --dump-dir {d}", config)
+        out[key] = (next(d.glob("*.ptx")).read_text(), next(d.glob("*.cubin")))
     return out
 
 
@@ -197,6 +228,17 @@ def test_the_grouped_gemm_loads_through_each_groups_descriptors(kernels):
     C.check_sass(cubin, num_b=1)
     # four descriptors (A, SFA, B, SFB), each acquired for the tensormap proxy before the first load
     assert len(re.findall(r"fence\.proxy\.tensormap::generic\.acquire\.gpu", ptx)) == 4
+
+
+def test_the_pair_kernel_has_a_mainloop_for_one_b_tile_and_one_for_two(kernels):
+    ptx, cubin = kernels["pairs"]
+    # per 256-K stage: 16 k16 steps per B tile, in a K loop for two B tiles and one for a single one
+    assert len(re.findall(r"wgmma\.mma_async\.sync\.aligned\.m64n128k16\.f32\.f16\.f16", ptx)) == 16 * 3
+    # a single tile's stage counts the second B tile's bytes as arrived, from one thread
+    assert re.search(r"elect\.sync[^\n]*\n(.*\n){0,6}.*mbarrier\.complete_tx\.shared::cta\.b64", ptx)
+    sass, res = C.sass_of(cubin)
+    assert re.search(r"LOCAL:0\b", res) and re.search(r"STACK:0\b", res), res
+    assert not C.accumulator_hazards(sass) and not C.wgmma_serialized(sass)
 
 
 def test_the_descriptor_kernel_replaces_address_shape_and_stride(kernels):
@@ -234,8 +276,9 @@ def test_sm90_groups_match_reference(case, generator):
 
 
 @pytest.mark.sm90
+@pytest.mark.parametrize("config, pairs", [("SM90", None), ("SM90_PAIRS", ALL)])
 @pytest.mark.parametrize("ctas", [1, 5, None])
-def test_sm90_a_cta_runs_any_number_of_tiles(ctas):
+def test_sm90_a_cta_runs_any_number_of_tiles(ctas, config, pairs):
     """Few CTAs, each running many tiles of groups with different K: the rings run on from one tile
     into the next (stress data, C poisoned)."""
     spec = EXTRA_CASES[1]
@@ -243,13 +286,38 @@ def test_sm90_a_cta_runs_any_number_of_tiles(ctas):
     data = ref.generate_stress_input(m=spec["m"], n=spec["n"], k=spec["k"], g=spec["g"], seed=21, device="cuda")
     want = ref.ref_kernel(([tuple(t.clone() for t in group) for group in data[0]], *data[1:]))
     sizes = [tuple(s) for s in data[3]]
-    launch = K.prepare(data, sizes, ctas=ctas)
+    from problems.group_gemm import config as G
+
+    launch = K.prepare(data, sizes, ctas=ctas, config=getattr(G, config), pairs=pairs)
     for _, _, c in data[0]:
         c.fill_(float("nan"))
     launch()
     torch.cuda.synchronize()
     ok, msg = check_groups([c for _, _, c in data[0]], want, 1e-3, 1e-3)
     assert ok, msg
+
+
+@pytest.mark.sm90
+@pytest.mark.parametrize("generator", ["generate_input", "generate_stress_input"])
+@pytest.mark.parametrize("config, pairs", [("SM90", None), ("SM90_PAIRS", None), ("SM90_PAIRS", ALL)])
+def test_sm90_each_config_matches_reference(config, pairs, generator):
+    """Every case through each config, whatever the submission picks for it: single B tiles, the
+    schedule's mix of pairs of B tiles and single ones, every tile a pair (a group of odd N / 128
+    ends in a single one)."""
+    from problems.group_gemm import config as G
+
+    ref = PROBLEM.reference
+    for spec in list(PROBLEM.tests) + list(PROBLEM.benchmarks) + EXTRA_CASES:
+        data = getattr(ref, generator)(m=spec["m"], n=spec["n"], k=spec["k"], g=spec["g"], seed=spec["seed"] + 5,
+                                       device="cuda")
+        want = ref.ref_kernel(([tuple(t.clone() for t in group) for group in data[0]], *data[1:]))
+        launch = K.prepare(data, [tuple(s) for s in data[3]], config=getattr(G, config), pairs=pairs)
+        for _, _, c in data[0]:
+            c.fill_(float("nan"))
+        launch()
+        torch.cuda.synchronize()
+        ok, msg = check_groups([c for _, _, c in data[0]], want, 1e-3, 1e-3)
+        assert ok, f"{spec}: {msg}"
 
 
 @pytest.mark.sm90

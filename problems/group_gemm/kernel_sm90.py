@@ -2,7 +2,10 @@
 
 The mainloop is the GEMM's (shared/cute/sm90_gemm.py: exact FP4 x E4M3 -> fp16
 decode, fp16 wgmma, split roles), with 128 x 128 tiles (128 rows of A decoded into shared memory,
-two consumer warpgroups of 64 rows of B each). What is grouped:
+two consumer warpgroups of 64 rows of B each). Where the shape set has several waves of tiles, a
+second kernel (config.SM90_PAIRS) takes tiles of one A tile and a pair of B tiles, so that the A tile
+the decoders decode, the costlier side, serves 256 rows of B (`paired_table` mixes pairs and single
+tiles, `choose_config` picks the kernel). What is grouped:
 
 - Tiles. A table of (group, A tile, B tile) rows in an order chosen on the host (`tile_table`;
   longest K first by default, a tile's time growing with K), dealt out to one CTA per SM
@@ -39,7 +42,7 @@ import itertools
 
 import torch
 
-from problems.group_gemm.config import SM90
+from problems.group_gemm.config import SM90, SM90_PAIRS
 from problems.group_gemm.order import group_rank
 from shared.cute.compile_cache import CompileCache
 from shared.cute.launch_binding import PreparedLaunch
@@ -49,7 +52,8 @@ DESC_BYTES = 128  # one TMA descriptor (CUtensorMap)
 DESCS_PER_GROUP = 4  # A values, A scales, B values, B scales
 META_FIELDS = 4  # per group, int64: C address, M, N, K tiles
 # per tile, int32: group, A tile, B tile, the CTA's tile count (in its first row; schedule), the group's
-# K tiles (the producer's loop needs no load of the group's metadata before its first TMA), unused x 3
+# K tiles (the producer's loop needs no load of the group's metadata before its first TMA), the tile's
+# 128-row tiles of B (config.r_tiles or fewer), unused x 2
 TILE_FIELDS = 8
 
 _COMPILED = CompileCache()
@@ -62,8 +66,10 @@ _COMPILED = CompileCache()
 ORDERS = ("long_first", "group", "round_robin", "full_first")
 
 
-def tile_table(sizes, order: str = "long_first") -> list[tuple[int, int, int]]:
-    """Every output tile of every group as (group, A tile, B tile), in launch order.
+def tile_table(sizes, order: str = "long_first", span: int = 1) -> list[tuple[int, int, int, int]]:
+    """Every output tile of every group as (group, A tile, first B tile, B tiles held), in launch order.
+    Tiles count 128 rows; an output tile holds `span` B tiles (the config's r_tiles), or fewer at the
+    end of its group's N.
 
     long_first: tiles of larger K first (a tile's time grows with K), groups of equal K by size,
     largest first, so the short ones fill the last wave; group: group by group, in list order;
@@ -71,7 +77,7 @@ def tile_table(sizes, order: str = "long_first") -> list[tuple[int, int, int]]:
     by the A rows they hold, most first (a tile past its group's M decodes only its rows, so the
     cheaper tiles fill the last wave). Groups with M = 0 have no tiles.
     """
-    per_group = [[(g, i, j) for j in range(n // TILE) for i in range(-(-m // TILE))]
+    per_group = [[(g, i, j, min(span, n // TILE - j)) for j in range(0, n // TILE, span) for i in range(-(-m // TILE))]
                  for g, (m, n, k, _) in enumerate(sizes)]
     if order == "group":
         return [t for tiles in per_group for t in tiles]
@@ -85,28 +91,32 @@ def tile_table(sizes, order: str = "long_first") -> list[tuple[int, int, int]]:
         return [t for g in rank for t in per_group[g]]
     if order == "full_first":
         def a_rows(tile):
-            g, i, _ = tile
+            g, i = tile[:2]
             return min(TILE, sizes[g][0] - i * TILE)
         # a stable sort: long_first's order among tiles of equal K and rows
-        return sorted(tile_table(sizes, "long_first"), key=lambda t: (-sizes[t[0]][2], -a_rows(t)))
+        return sorted(tile_table(sizes, "long_first", span), key=lambda t: (-sizes[t[0]][2], -a_rows(t)))
     raise ValueError(f"tile order must be one of {ORDERS}, got {order!r}")
 
 
-# Share of a full tile's time that scales with its rows of A (the decoders' work; the consumers' B
-# decode and the MMA do not shrink with them): skipping the A rows past M, 38 % of the tiles' rows on
-# the n 7168, k 2048 case, took 7 % off it (H100, 2026-11-26; results/README.md), so about 0.18.
+# Share of a full 128 x 128 tile's time that scales with its rows of A (the decoders' work; the
+# consumers' B decode and the MMA do not shrink with them): skipping the A rows past M, 38 % of the
+# tiles' rows on the n 7168, k 2048 case, took 7 % off it (H100, 2026-11-26; results/README.md), so about 0.18.
 A_ROWS_SHARE = 0.18
+# What a second 128-row B tile adds to an output tile (its decode, MMA and epilogue; the A tile is
+# decoded once for both), as a share of a full single tile's time: one wave of pairs took 1.43-1.48x
+# one wave of single tiles on the two one-wave cases (H100, 2026-11-27; results/README.md).
+SECOND_B_TILE_SHARE = 0.45
 
 
 def tile_cost(sizes, tile) -> float:
-    """A tile's estimated time, in full-tile K tiles."""
-    g, i, _ = tile
+    """An output tile's estimated time, in full 128 x 128 tile K tiles."""
+    g, i, _, held = tile
     m, _, k, _ = sizes[g]
     rows = min(TILE, m - i * TILE)
-    return (k // 256) * (1 - A_ROWS_SHARE + A_ROWS_SHARE * rows / TILE)
+    return (k // 256) * (1 - A_ROWS_SHARE + A_ROWS_SHARE * rows / TILE + SECOND_B_TILE_SHARE * (held - 1))
 
 
-def cta_schedule(sizes, table, ctas: int) -> list[list[tuple[int, int, int]]]:
+def cta_schedule(sizes, table, ctas: int) -> list[list[tuple[int, int, int, int]]]:
     """The tiles of `table` dealt out to `ctas` CTAs in table order, each tile to the CTA whose tiles
     so far cost least (tile_cost; ties: the lowest index), as a grid of one CTA per tile is handed
     to the SMs that free up first. Returns each CTA's tiles; with ctas = len(table), CTA c gets tile c."""
@@ -114,36 +124,81 @@ def cta_schedule(sizes, table, ctas: int) -> list[list[tuple[int, int, int]]]:
         raise ValueError(f"cta_schedule: ctas must be in 1..{len(table)} (the tiles), got {ctas}")
     loads = [(0.0, c) for c in range(ctas)]  # a heap of (cost so far, CTA)
     lists = [[] for _ in range(ctas)]
-    costs = {}  # per (group, A tile): the B tiles of a group row cost the same
+    costs = {}  # per (group, A tile, B tiles held): the tiles of a group row cost the same
     for tile in table:
-        cost = costs.get(tile[:2])
+        key = (tile[0], tile[1], tile[3])
+        cost = costs.get(key)
         if cost is None:
-            cost = costs[tile[:2]] = tile_cost(sizes, tile)
+            cost = costs[key] = tile_cost(sizes, tile)
         load, c = loads[0]
         lists[c].append(tile)
         heapq.heapreplace(loads, (load + cost, c))
     return lists
 
 
+def busiest(sizes, lists) -> float:
+    """The estimated cost (tile_cost) of the busiest CTA's tiles."""
+    return max(sum(tile_cost(sizes, t) for t in tiles) for tiles in lists)
+
+
+def split_pairs(table, keep: int):
+    """`table` with its first `keep` tiles as they are and every later one as tiles of one B tile each."""
+    out = list(table[:keep])
+    for g, i, j, held in table[keep:]:
+        out += [(g, i, j + b, 1) for b in range(held)]
+    return out
+
+
+def paired_table(sizes, order: str, ctas: int, pairs: int | None = None):
+    """The tile table of pairs of B tiles (tile_table, span 2) with its first `pairs` tiles kept whole and
+    the rest split into single B tiles, which fill the last wave: a pair costs less than its two tiles
+    apart (the A tile is decoded once) but one wave of pairs is 1.45x one wave of single tiles. pairs
+    None: the count whose deal to `ctas` CTAs has the cheapest busiest CTA (ties: more pairs), searched
+    on a grid of 24 counts and then between the best one's neighbours."""
+    table = tile_table(sizes, order, 2)
+    if pairs is not None:
+        return split_pairs(table, pairs)
+
+    def cost(keep):
+        split = split_pairs(table, keep)
+        return busiest(sizes, cta_schedule(sizes, split, min(len(split), ctas))), -keep
+
+    step = max(1, len(table) // 24)
+    best = min(range(0, len(table) + step, step), key=lambda x: cost(min(x, len(table))))
+    best = min(range(max(0, best - step + 1), min(len(table), best + step - 1) + 1), key=cost)
+    return split_pairs(table, best)
+
+
 @functools.lru_cache(maxsize=64)
-def schedule(sizes: tuple, order: str, ctas: int) -> tuple[int, tuple[int, ...]]:
-    """(CTAs, the int32 words of the table the kernel reads): the tile table in `order` dealt to at
-    most `ctas` CTAs (cta_schedule), CTA c's t-th tile in row t * CTAs + c as (group, A tile, B tile,
-    the CTA's tile count in its first row, else 0, K tiles, 0, 0, 0); rows past a CTA's count are zero
-    and never read.
+def choose_config(sizes: tuple, order: str, ctas: int):
+    """SM90_PAIRS where paired_table keeps some pairs of B tiles for the shape set, else SM90: the
+    single-tile kernel runs single tiles 3-9 % faster than the pair kernel does (H100, 2026-11-27;
+    results/README.md). Cached per shape set, as schedule is."""
+    table = paired_table(sizes, order, ctas)
+    return SM90_PAIRS if any(held == 2 for *_, held in table) else SM90
+
+
+@functools.lru_cache(maxsize=64)
+def schedule(sizes: tuple, order: str, ctas: int, span: int = 1,
+             pairs: int | None = None) -> tuple[int, tuple[int, ...]]:
+    """(CTAs, the int32 words of the table the kernel reads): the tile table in `order` (span 2:
+    paired_table's mix of pairs of B tiles and single ones, `pairs` as there) dealt to at most `ctas`
+    CTAs (cta_schedule), CTA c's t-th tile in row t * CTAs + c as (group, A tile, first B tile, the
+    CTA's tile count in its first row, else 0, K tiles, B tiles held, 0, 0); rows past a CTA's count
+    are zero and never read.
     The first row holds the count, so a CTA learns its first tile and its count in one load before
     its first TMA (a separate list of counts would be one more dependent load). Cached per shape
     set: the leaderboard's calls repeat the sizes with new tensors, and building it for 728 tiles
-    takes ~1 ms of Python."""
-    table = tile_table(sizes, order)
+    takes ~1 ms of Python (the search of paired_table, ~30 deals: tens of ms)."""
+    table = tile_table(sizes, order) if span == 1 else paired_table(sizes, order, ctas, pairs)
     if not table:
         return 0, ()
     lists = cta_schedule(sizes, table, min(len(table), ctas))
     width, k_tiles = len(lists), [k // 256 for _, _, k, _ in sizes]
     rows = [(0,) * TILE_FIELDS] * (width * max(map(len, lists)))
     for c, tiles in enumerate(lists):
-        for t, (g, i, j) in enumerate(tiles):
-            rows[t * width + c] = (g, i, j, len(tiles) if t == 0 else 0, k_tiles[g], 0, 0, 0)
+        for t, (g, i, j, held) in enumerate(tiles):
+            rows[t * width + c] = (g, i, j, len(tiles) if t == 0 else 0, k_tiles[g], held, 0, 0)
     return width, tuple(itertools.chain.from_iterable(rows))
 
 
@@ -248,15 +303,17 @@ def _kernel_class():
             self._tiles(ops, tiled_mma, (meta, table, p_descs), (c, c + table[c, 3] * ctas, ctas))
 
         def _work(self, ctx, j):
-            """Row j of the tile table: its group's C (transposed view), K tiles and descriptors."""
+            """Row j of the tile table: its group's C (transposed view, N cut after the tile's B tiles),
+            K tiles and descriptors."""
             meta, table, p_descs = ctx
-            g, bid_s, bid_r, k_tiles = table[j, 0], table[j, 1], table[j, 2], table[j, 4]
+            g, bid_s, bid_r, k_tiles, held = table[j, 0], table[j, 1], table[j, 2], table[j, 4], table[j, 5]
             m, n = Int32(meta[g, 1]), Int32(meta[g, 2])
-            mD = cute.make_tensor(gmem(Float16, meta[g, 0]), cute.make_layout((n, m), stride=(1, n)))  # C^T
+            n_end = (bid_r + held) * TILE
+            mD = cute.make_tensor(gmem(Float16, meta[g, 0]), cute.make_layout((n_end, m), stride=(1, n)))  # C^T
             # the bulk tensor copy takes its descriptor by generic address
             desc = [tensormaps.get_tensormap_ptr(p_descs + (g * DESCS_PER_GROUP + d) * DESC_BYTES,
                                                  cute.AddressSpace.generic) for d in range(DESCS_PER_GROUP)]
-            return TileWork(mD, k_tiles, k_tiles, Int32(0), bid_s, bid_r, Int32(0), [desc[0:2], desc[2:4]])
+            return TileWork(mD, k_tiles, k_tiles, Int32(0), bid_s, bid_r, Int32(0), [desc[0:2]] + [desc[2:4]] * self.nr)
 
     del Int64, cutlass
     return GroupGemmSm90
@@ -289,12 +346,15 @@ def compiled(name: str, options: str = "", config=SM90):
 # ------------------------------------------------------------------------------------------------
 
 
-def prepare(data, sizes, order: str = "long_first", config=SM90, ctas: int | None = None) -> PreparedLaunch | None:
+def prepare(data, sizes, order: str = "long_first", config=None, ctas: int | None = None,
+            pairs: int | None = None) -> PreparedLaunch | None:
     """Check a call's tensors, write the groups' descriptors and tables on the device, and bind the
     GEMM to them; calling the result launches (every group's C written in place). None where the
     kernel does not take the call (L != 1, N % 128 != 0, off the GPU, every group empty). `sizes`
     come from shared.inputs.check_grouped (one entry per group in every list). ctas: the grid, at most
-    one CTA per tile (None: one per SM; cta_schedule deals the tiles)."""
+    one CTA per tile (None: one per SM; cta_schedule deals the tiles); config: None for choose_config's;
+    pairs: with a config of pairs of B tiles (r_tiles 2), how many tiles stay pairs (None: paired_table's
+    choice)."""
     from cutlass import Int32, Int64, Uint8
 
     from shared.cute.launch_binding import call_on_current_queue
@@ -311,7 +371,9 @@ def prepare(data, sizes, order: str = "long_first", config=SM90, ctas: int | Non
     check_groups_cuda(abc, scales)
     meta = [(c.data_ptr(), m, n, k // 256) for (_, _, c), (m, n, k, _) in zip(abc, sizes)]
     addrs = [(a.data_ptr(), b.data_ptr(), sfa.data_ptr(), sfb.data_ptr()) for (a, b, _), (sfa, sfb) in zip(abc, scales)]
-    ctas, words = schedule(tuple(map(tuple, sizes)), order, sm_count(device) if ctas is None else ctas)
+    shapes, ctas = tuple(map(tuple, sizes)), sm_count(device) if ctas is None else ctas
+    config = config or choose_config(shapes, order, ctas)
+    ctas, words = schedule(shapes, order, ctas, config.r_tiles, pairs)
     if not ctas:
         return None
     groups = len(sizes)
@@ -319,7 +381,7 @@ def prepare(data, sizes, order: str = "long_first", config=SM90, ctas: int | Non
     addr_t = torch.tensor(addrs, dtype=torch.int64, device=device)
     tiles_t = torch.tensor(words, dtype=torch.int32, device=device)
     descs = torch.empty(groups * DESCS_PER_GROUP * DESC_BYTES, dtype=torch.uint8, device=device)
-    build_descriptors = compiled("descriptors", config=config)
+    build_descriptors = compiled("descriptors")  # the same descriptors for every config (128-row boxes)
     call_on_current_queue(build_descriptors, [gmem_ptr(meta_t, Int64), gmem_ptr(addr_t, Int64),
                                                gmem_ptr(descs, Uint8, 128), Int32(groups), Int32(TILE)], device)
     args = [gmem_ptr(meta_t, Int64), gmem_ptr(tiles_t, Int32), gmem_ptr(descs, Uint8, 128), Int32(groups),

@@ -142,6 +142,14 @@ def st_shared_v4(addr: Int32, v0, v1, v2, v3, *, loc=None, ip=None) -> None:
 
 
 @dsl_user_op
+def mbarrier_complete_tx(bar: Int32, count: Int32, *, loc=None, ip=None) -> None:
+    """Count `count` bytes as arrived at the transaction barrier at shared address `bar` without moving
+    any (for bytes a TMA stage expects but a tile does not load)."""
+    asm(None, [i32(bar, loc, ip), i32(count, loc, ip)],
+         "mbarrier.complete_tx.shared::cta.b64 [$0], $1;", "r,r", True, loc, ip)
+
+
+@dsl_user_op
 def st_shared_v2_f32(addr: Int32, v0, v1, *, loc=None, ip=None) -> None:
     """2 x f32 to 8 bytes of shared memory."""
     asm(None, [i32(addr, loc, ip), Float32(v0).ir_value(loc=loc, ip=ip),

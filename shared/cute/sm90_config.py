@@ -38,6 +38,10 @@ class Sm90Config:
     other's fp32 sums of that half received through distributed shared memory (no tensor in device
     memory). For grids that would otherwise leave SMs idle. (Splits over 4 CTAs were slower: only 30
     clusters of 4 fit on the H100 at one CTA per SM; results/TUNING.md, gemm.)
+    r_tiles: consecutive reg_rows-row tiles of the one B operand per CTA (1 or 2; 2 needs one B
+    operand, no swap_ab, no split), each with its own accumulator, as the dual GEMM has B1 and B2:
+    every A tile the decoders decode then serves r_tiles x reg_rows rows of B (the grouped GEMM's
+    pairs of B tiles: half the A decodes).
     """
 
     smem_rows: int = 128
@@ -55,6 +59,7 @@ class Sm90Config:
     debug_skip: int = 0  # wrong results, timing only: bit 0 = skip the A decode, bit 1 = the B decode
     splits: int = 1
     swap_ab: bool = False
+    r_tiles: int = 1
 
     @property
     def reg_rows(self) -> int:
@@ -68,11 +73,12 @@ class Sm90Config:
     @property
     def tile_n(self) -> int:
         """Problem-N rows per CTA (of B, or of each of B1 and B2)."""
-        return self.smem_rows if self.swap_ab else self.reg_rows
+        return self.smem_rows if self.swap_ab else self.reg_rows * self.r_tiles
 
     def operands(self, num_b: int) -> tuple[int, int]:
-        """(S operands, R operands) for `num_b` B operands."""
-        return (num_b, 1) if self.swap_ab else (1, num_b)
+        """(S operands, R operands) for `num_b` B operands; the r_tiles tiles of one B operand count as
+        r_tiles operands (each its own ring buffers and accumulator)."""
+        return (num_b, 1) if self.swap_ab else (1, num_b * self.r_tiles)
 
     @property
     def a_ring(self) -> int:
@@ -115,8 +121,14 @@ class Sm90Config:
         if self.smem_rows % 8 or not 32 <= self.smem_rows <= 256:
             # wgmma N and TMA box rows; whole 8-row swizzle atoms
             raise ValueError(f"Sm90Config.smem_rows must be a multiple of 8 in 32..256, got {self.smem_rows}")
-        if num_b * self.smem_rows > 256:
-            raise ValueError(f"Sm90Config: {num_b} accumulators of 64 x {self.smem_rows} do not fit registers")
+        if self.r_tiles not in (1, 2):
+            raise ValueError(f"Sm90Config.r_tiles must be 1 or 2, got {self.r_tiles}")
+        if self.r_tiles > 1 and (num_b > 1 or self.swap_ab or self.splits > 1):
+            raise ValueError(f"Sm90Config.r_tiles={self.r_tiles} needs one B operand, no swap_ab and no split, "
+                             f"got num_b={num_b}, swap_ab={self.swap_ab}, splits={self.splits}")
+        accs = self.r_tiles * num_b
+        if accs * self.smem_rows > 256:
+            raise ValueError(f"Sm90Config: {accs} accumulators of 64 x {self.smem_rows} do not fit registers")
         if self.n_cwg not in (1, 2):
             raise ValueError(f"Sm90Config.n_cwg must be 1 or 2, got {self.n_cwg}")
         if self.n_dwg not in (1, 2, 3):

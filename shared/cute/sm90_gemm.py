@@ -68,6 +68,13 @@ is shared/cute/cluster_reduce.py, which the sm100 split-K GEMM uses too. The sum
 bitwise the one-CTA sum, but both are fp32 sums of exact products (checked against the reference
 with both generators on the H100); for the dual GEMM the nonlinear epilogue sees the full sums.
 
+Pairs of R tiles (`Sm90Config.r_tiles = 2`, one B operand): the R side is two consecutive tiles of B,
+each with its own ring buffers and accumulator, as B1 and B2 in the dual GEMM, so one decoded A tile
+serves twice the rows of B. A CTA running a list of tiles (the grouped GEMM) may meet tiles of one
+B tile: their consumers run a second copy of the K loop that decodes and multiplies one (a branch per
+round would make ptxas drain the wgmma pipeline), and the producer counts the absent tile's bytes as
+arrived on the stage's barrier (mbarrier.complete_tx) instead of loading them.
+
 Partial S tiles. The S side's extent (M, or N with swap_ab) need not be a multiple of smem_rows:
 TMA fills the rows of the last tile that lie past the tensor with zeros (their products are zero)
 and the epilogue stores only the columns that exist. That lets a shape pick a tile height for its
@@ -98,6 +105,7 @@ from shared.cute.ptx import (
     ld_shared_u32,
     ld_shared_v2,
     ld_shared_v4,
+    mbarrier_complete_tx,
     prmt,
     st_shared_v4,
 )
@@ -130,9 +138,10 @@ class RingAddresses:
 @dataclass(frozen=True)
 class TileWork:
     """One output tile of a CTA's list (Sm90BlockScaledGemm._work): D's (r, s) view, the K tiles of the
-    whole product, this CTA's K tiles kt_first .. kt_first + kt_own - 1, the tile's S and R indices, the
-    CTA's part of a split-K, and None (TMA through the atoms' own descriptors) or, per operand, the
-    global-memory addresses of its (values, scales) TMA descriptors."""
+    whole product, this CTA's K tiles kt_first .. kt_first + kt_own - 1, the tile's S and R indices
+    (bid_r: its first reg_rows-row tile of the R side), the CTA's part of a split-K, and None (TMA
+    through the atoms' own descriptors) or, per operand, the global-memory addresses of its (values,
+    scales) TMA descriptors."""
 
     mD: object
     k_tiles: object
@@ -208,7 +217,7 @@ class Sm90BlockScaledGemm:
             mD = cute.make_tensor(pC, cute.make_layout((m, n), stride=(n, 1)))  # C itself
             s_total, r_total = n, m
         else:
-            s_ops, r_ops = [a], list(bs)
+            s_ops, r_ops = [a], list(bs) * self.cfg.r_tiles
             mD = cute.make_tensor(pC, cute.make_layout((n, m), stride=(1, n)))  # C transposed
             s_total, r_total = m, n
         g2s = cpasync.CopyBulkTensorTileG2SOp()
@@ -221,7 +230,8 @@ class Sm90BlockScaledGemm:
             sf_box = (rows // 8, 128) if self.blocked_sf else (rows, SF_ROW_BYTES)
             atoms += list(cpasync.make_tiled_tma_atom(g2s, sfs, one(lay_sf), sf_box))
         atoms += atoms[-4:] * (3 - len(sides))
-        grid = ((s_total + self.rows_s - 1) // self.rows_s, r_total // self.rows_r, self.cfg.splits)
+        r_rows = self.rows_r * self.cfg.r_tiles
+        grid = ((s_total + self.rows_s - 1) // self.rows_s, r_total // r_rows, self.cfg.splits)
         return atoms, mD, grid
 
     @cute.jit
@@ -285,8 +295,19 @@ class Sm90BlockScaledGemm:
         ops = [(tma_0, g_0, tma_sf0, g_sf0), (tma_1, g_1, tma_sf1, g_sf1), (tma_2, g_2, tma_sf2, g_sf2)]
         bid_s, bid_r, split = cute.arch.block_idx()
         kt_own = k_tiles // self.cfg.splits
-        self._tiles(ops, tiled_mma, TileWork(mD, k_tiles, kt_own, split * kt_own, bid_s, bid_r, split, None),
-                    (0, 1, 1))
+        self._tiles(ops, tiled_mma, TileWork(mD, k_tiles, kt_own, split * kt_own, bid_s,
+                                             bid_r * self.cfg.r_tiles, split, None), (0, 1, 1))
+
+    def _r_tile(self, bid_r, r):
+        """The reg_rows-row tile of R operand r in a CTA whose R side starts at tile bid_r: the same tile
+        of every operand (B1 and B2), or consecutive tiles of the one operand (r_tiles > 1)."""
+        return bid_r + r if self.cfg.r_tiles > 1 else bid_r
+
+    def _more_r(self, w: TileWork):
+        """r_tiles > 1: whether tile w has a second R tile (D's R extent ends past its first); else True."""
+        if cutlass.const_expr(self.cfg.r_tiles == 1):
+            return True
+        return w.mD.shape[0] - w.bid_r * self.rows_r > self.rows_r
 
     def _work(self, ctx, j) -> TileWork:
         """Tile j of this CTA's list. Here one tile per CTA, ctx itself; the grouped GEMM reads its tile
@@ -381,8 +402,9 @@ class Sm90BlockScaledGemm:
                         cpasync.fence_tma_desc_acquire(d)
             parts = [self._tma_part(ops[i], sS4[i], sSFS[i], rows_s, bid_s, k_tiles,
                                     None if descs is None else descs[i]) for i in range(ns)]
-            parts += [self._tma_part(ops[ns + i], sR4[i], sSFR[i], rows_r, bid_r, k_tiles,
+            parts += [self._tma_part(ops[ns + i], sR4[i], sSFR[i], rows_r, self._r_tile(bid_r, i), k_tiles,
                                      None if descs is None else descs[ns + i]) for i in range(nr)]
+            more = self._more_r(w)
             # the S side runs one K tile ahead of the R side: its load of tile i is not held up
             # behind the wait for a free R stage (which the consumers release last)
             for i in cutlass.range(kt_own + 1, unroll=1):
@@ -399,7 +421,15 @@ class Sm90BlockScaledGemm:
                     ldb_pipe.producer_acquire(prod_b)
                     bar = ldb_pipe.producer_get_barrier(prod_b)
                     for j in cutlass.range_constexpr(nr):
-                        self._tma_load(parts[ns + j], kt, prod_b.index, bar)
+                        if cutlass.const_expr(j == 0 or self.cfg.r_tiles == 1):
+                            self._tma_load(parts[ns + j], kt, prod_b.index, bar)
+                        elif more:
+                            self._tma_load(parts[ns + j], kt, prod_b.index, bar)
+                        else:
+                            # a tile of one R tile: its stage's bytes of the second one count as arrived
+                            # (once: the whole warp runs this code)
+                            with cute.arch.elect_one():
+                                mbarrier_complete_tx(bar.toint(), rows_r * (ROW_BYTES + SF_ROW_BYTES))
                     ldb_pipe.producer_commit(prod_b)
                     prod_b.advance()
 
@@ -482,9 +512,7 @@ class Sm90BlockScaledGemm:
     def consumers(self, tidx, warp, wg, tiled_mma, sS16, at, ctx, tiles, ldb_pipe, a16_pipe):
         """The last n_cwg warpgroups: R fragments decoded into registers, wgmma against the decoded S
         ring, the split's sum exchange, the epilogue."""
-        ns, nr, rows_s, skip = self.ns, self.nr, self.rows_s, self.cfg.debug_skip
-        r4_base, r4_stage, r4_bytes, s4_base = at.r4_base, at.r4_stage, at.r4_bytes, at.s4_base
-        sfr_base, sfr_stage, sfr_bytes = at.sfr_base, at.sfr_stage, at.sfr_bytes
+        ns, nr, rows_s = self.ns, self.nr, self.rows_s
         # ---------------- consumers: R fragments in registers, wgmma, epilogue
         cute.arch.setmaxregister_increase(self.cfg.consumer_regs)
         cw = wg - self.cfg.n_dwg
@@ -506,11 +534,9 @@ class Sm90BlockScaledGemm:
         acc_shape = thr_mma.partition_shape_C((64, rows_s))
         # accumulator r * ns + s: R operand r times S operand s (the B operands in order)
         accs = [cute.make_rmem_tensor(acc_shape, Float32) for _ in range(ns * nr)]
-        cw32 = self.cfg.chunk_k // 32  # 32-K words per round and row
-        rounds = K_SUB // self.cfg.chunk_k  # rounds per 64-K sub-tile
+        # two register sets of each R operand's fragments (_mainloop)
         frags = [[thr_mma.make_fragment_A(thr_mma.partition_shape_A((64, self.cfg.chunk_k))) for _ in range(2)]
                  for _ in range(nr)]
-        frag_i32 = [[cute.recast_tensor(frags[r][s], Int32) for s in range(2)] for r in range(nr)]
 
         ld_state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, self.stages)
         a_state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, self.a_slots)
@@ -522,81 +548,17 @@ class Sm90BlockScaledGemm:
             mD, kt_own, bid_s, bid_r, split = w.mD, w.kt_own, w.bid_s, w.bid_r, w.split
             for i in cutlass.range_constexpr(ns * nr):
                 accs[i].fill(0.0)
-            for kt in cutlass.range(kt_own, unroll=1):
-                ldb_pipe.consumer_wait(ld_state)
-                r_stage = r4_base + ld_state.index * r4_stage
-                sf_stage = sfr_base + ld_state.index * sfr_stage
-
-                def load_words(r_stage, rnd):
-                    # the thread's word c of each 32-K chunk ch of round rnd in its two rows, for
-                    # every R operand: [h][r] = (row0's word, row0 + 8's word), ch = cw32 * rnd + h.
-                    # Defined inside the K loop: the DSL rejects a function from outside a staged
-                    # loop that captures values (here c, row0, sw)
-                    return [[(ld_shared_u32(r_stage + r * r4_bytes + row0 * ROW_BYTES + ((ch ^ sw) * 16) + 4 * c),
-                              ld_shared_u32(r_stage + r * r4_bytes + (row0 + 8) * ROW_BYTES + ((ch ^ sw) * 16) + 4 * c))
-                             for r in range(0 if skip & 2 else nr)]
-                            for ch in range(cw32 * rnd, cw32 * rnd + cw32)]
-
-                words = load_words(r_stage, 0)
-                for sub in cutlass.range_constexpr(4):
-                    a16_pipe.consumer_wait(a_state)
-                    if cutlass.const_expr(sub % 2 == 0):
-                        sf_words = []
-                        for r in cutlass.range_constexpr(0 if skip & 2 else nr):
-                            sfr = sf_stage + r * sfr_bytes
-                            sf_words.append((self._sf_words(sfr, row0, sub), self._sf_words(sfr, row0 + 8, sub)))
-                    for q in cutlass.range_constexpr(rounds):
-                        rnd = sub * rounds + q
-                        rs = rnd % 2  # register set (rounds per K tile are even)
-                        # load the next round's words now: they are issued ahead of this round's
-                        # wgmma and its wait, which hide their latency (results/TUNING.md, dual_gemm)
-                        cur = words
-                        if cutlass.const_expr(rnd + 1 < 4 * rounds):
-                            words = load_words(r_stage, rnd + 1)
-                        for h in cutlass.range_constexpr(cw32):
-                            ch = cw32 * rnd + h
-                            for r in cutlass.range_constexpr(0 if skip & 2 else nr):
-                                w_lo, w_hi = cur[h][r]
-                                sf_lo, sf_hi = sf_words[r]
-                                s_lo, s_hi = e4m3x2_to_f16x2_pair(
-                                    prmt(sf_lo[(ch % 4) // 2], sf_hi[(ch % 4) // 2], sf_sel[ch % 2]))
-                                d_lo = decode_e2m1x8_f16(w_lo, s_lo)
-                                d_hi = decode_e2m1x8_f16(w_hi, s_hi)
-                                f = frag_i32[r][rs]
-                                # pair j -> k16 block 2h + j // 2 of the round, fragment columns +8 when j is odd
-                                for j in cutlass.range_constexpr(4):
-                                    f[(0, 0, j % 2), 0, 2 * h + j // 2] = d_lo[j]
-                                    f[(0, 1, j % 2), 0, 2 * h + j // 2] = d_hi[j]
-                        warpgroup.fence()
-                        for r in cutlass.range_constexpr(nr):
-                            for s in cutlass.range_constexpr(ns):
-                                for kb in cutlass.range_constexpr(2 * cw32):
-                                    cute.gemm(tiled_mma, accs[r * ns + s], frags[r][rs][(None, None, kb)],
-                                              tCrS[(None, None, 2 * cw32 * q + kb, a_state.index * ns + s)],
-                                              accs[r * ns + s])
-                        warpgroup.commit_group()
-                        # at most one round in flight: the other fragment slot and every earlier
-                        # sub-tile are free again
-                        if sub == 3 and q == rounds - 1:
-                            # drain in the last k tile: the epilogue must read finished accumulators
-                            # (ptxas was seen hoisting them above a wait placed after the loop)
-                            if kt == kt_own - 1:
-                                warpgroup.wait_group(0)
-                            else:
-                                warpgroup.wait_group(self.cfg.wgmma_depth)
-                        else:
-                            warpgroup.wait_group(self.cfg.wgmma_depth)
-                        if q == 0:
-                            if sub > 0:
-                                a16_pipe.consumer_release(a_rel)
-                                a_rel.advance()
-                            else:
-                                if kt > 0:
-                                    a16_pipe.consumer_release(a_rel)
-                                    a_rel.advance()
-                    a_state.advance()
-                ldb_pipe.consumer_release(ld_state)
-                ld_state.advance()
+            states = (ld_state, a_state, a_rel)
+            loop = (kt_own, (row0, c, sw, sf_sel), tiled_mma, accs, frags, tCrS, at, (ldb_pipe, a16_pipe))
+            more = self._more_r(w)
+            if cutlass.const_expr(self.cfg.r_tiles > 1):
+                # the second R tile's decode, MMA and epilogue only where the tile has one
+                if more:
+                    ld_state, a_state, a_rel = self._mainloop(nr, *loop, states)
+                else:
+                    ld_state, a_state, a_rel = self._mainloop(1, *loop, states)
+            else:
+                ld_state, a_state, a_rel = self._mainloop(nr, *loop, states)
             warpgroup.wait_group(0)
             a16_pipe.consumer_release(a_rel)
             a_rel.advance()
@@ -606,15 +568,110 @@ class Sm90BlockScaledGemm:
                 # one 8-column block) in halves[split]
                 nv = cute.size(accs[0]) // 4
                 halves = ((0, nv // 2), (nv // 2, nv))
-                self._add_split_sums(accs, split, s4_base, cw * 128 + t, halves)
+                self._add_split_sums(accs, split, at.s4_base, cw * 128 + t, halves)
                 own = [(4 * first, 4 * last) for first, last in halves]  # as fragment elements
                 if split == 0:
                     self._epilogue(accs, mD, thr_mma, acc_shape, bid_s, bid_r, cw, own[0])
                 else:
                     self._epilogue(accs, mD, thr_mma, acc_shape, bid_s, bid_r, cw, own[1])
+            elif cutlass.const_expr(self.cfg.r_tiles > 1):
+                self._epilogue([accs[0]], mD, thr_mma, acc_shape, bid_s, bid_r, cw)
+                if more:
+                    self._epilogue([accs[1]], mD, thr_mma, acc_shape, bid_s, bid_r + 1, cw)
             else:
                 self._epilogue(accs, mD, thr_mma, acc_shape, bid_s, bid_r, cw)
 
+    @cute.jit
+    def _mainloop(self, live_r: cutlass.Constexpr, kt_own, thread, tiled_mma, accs, frags, tCrS, at, pipes, states):
+        """One output tile's K loop in the consumers: per K tile, the fragments of the first `live_r` R
+        operands (all nr, or fewer where the tile has fewer: a runtime branch per round would make
+        ptxas close a wgmma group at each branch and drain the pipeline) decoded into registers round by
+        round and multiplied with the decoded S ring. Returns the pipeline states, advanced."""
+        ns, nr, skip = self.ns, live_r, self.cfg.debug_skip  # nr: the R operands this tile multiplies
+        r4_base, r4_stage, r4_bytes = at.r4_base, at.r4_stage, at.r4_bytes
+        sfr_base, sfr_stage, sfr_bytes = at.sfr_base, at.sfr_stage, at.sfr_bytes
+        row0, c, sw, sf_sel = thread
+        ldb_pipe, a16_pipe = pipes
+        ld_state, a_state, a_rel = states
+        cw32 = self.cfg.chunk_k // 32  # 32-K words per round and row
+        rounds = K_SUB // self.cfg.chunk_k  # rounds per 64-K sub-tile
+        frag_i32 = [[cute.recast_tensor(frags[r][s], Int32) for s in range(2)] for r in range(nr)]
+        for kt in cutlass.range(kt_own, unroll=1):
+            ldb_pipe.consumer_wait(ld_state)
+            r_stage = r4_base + ld_state.index * r4_stage
+            sf_stage = sfr_base + ld_state.index * sfr_stage
+
+            def load_words(r_stage, rnd):
+                # the thread's word c of each 32-K chunk ch of round rnd in its two rows, for
+                # every R operand: [h][r] = (row0's word, row0 + 8's word), ch = cw32 * rnd + h.
+                # Defined inside the K loop: the DSL rejects a function from outside a staged
+                # loop that captures values (here c, row0, sw)
+                return [[(ld_shared_u32(r_stage + r * r4_bytes + row0 * ROW_BYTES + ((ch ^ sw) * 16) + 4 * c),
+                          ld_shared_u32(r_stage + r * r4_bytes + (row0 + 8) * ROW_BYTES + ((ch ^ sw) * 16) + 4 * c))
+                         for r in range(0 if skip & 2 else nr)]
+                        for ch in range(cw32 * rnd, cw32 * rnd + cw32)]
+
+            words = load_words(r_stage, 0)
+            for sub in cutlass.range_constexpr(4):
+                a16_pipe.consumer_wait(a_state)
+                if cutlass.const_expr(sub % 2 == 0):
+                    sf_words = []
+                    for r in cutlass.range_constexpr(0 if skip & 2 else nr):
+                        sfr = sf_stage + r * sfr_bytes
+                        sf_words.append((self._sf_words(sfr, row0, sub), self._sf_words(sfr, row0 + 8, sub)))
+                for q in cutlass.range_constexpr(rounds):
+                    rnd = sub * rounds + q
+                    rs = rnd % 2  # register set (rounds per K tile are even)
+                    # load the next round's words now: they are issued ahead of this round's
+                    # wgmma and its wait, which hide their latency (results/TUNING.md, dual_gemm)
+                    cur = words
+                    if cutlass.const_expr(rnd + 1 < 4 * rounds):
+                        words = load_words(r_stage, rnd + 1)
+                    for h in cutlass.range_constexpr(cw32):
+                        ch = cw32 * rnd + h
+                        for r in cutlass.range_constexpr(0 if skip & 2 else nr):
+                            w_lo, w_hi = cur[h][r]
+                            sf_lo, sf_hi = sf_words[r]
+                            s_lo, s_hi = e4m3x2_to_f16x2_pair(
+                                prmt(sf_lo[(ch % 4) // 2], sf_hi[(ch % 4) // 2], sf_sel[ch % 2]))
+                            d_lo = decode_e2m1x8_f16(w_lo, s_lo)
+                            d_hi = decode_e2m1x8_f16(w_hi, s_hi)
+                            f = frag_i32[r][rs]
+                            # pair j -> k16 block 2h + j // 2 of the round, fragment columns +8 when j is odd
+                            for j in cutlass.range_constexpr(4):
+                                f[(0, 0, j % 2), 0, 2 * h + j // 2] = d_lo[j]
+                                f[(0, 1, j % 2), 0, 2 * h + j // 2] = d_hi[j]
+                    warpgroup.fence()
+                    for r in cutlass.range_constexpr(nr):
+                        for s in cutlass.range_constexpr(ns):
+                            for kb in cutlass.range_constexpr(2 * cw32):
+                                cute.gemm(tiled_mma, accs[r * ns + s], frags[r][rs][(None, None, kb)],
+                                          tCrS[(None, None, 2 * cw32 * q + kb, a_state.index * ns + s)],
+                                          accs[r * ns + s])
+                    warpgroup.commit_group()
+                    # at most one round in flight: the other fragment slot and every earlier
+                    # sub-tile are free again
+                    if sub == 3 and q == rounds - 1:
+                        # drain in the last k tile: the epilogue must read finished accumulators
+                        # (ptxas was seen hoisting them above a wait placed after the loop)
+                        if kt == kt_own - 1:
+                            warpgroup.wait_group(0)
+                        else:
+                            warpgroup.wait_group(self.cfg.wgmma_depth)
+                    else:
+                        warpgroup.wait_group(self.cfg.wgmma_depth)
+                    if q == 0:
+                        if sub > 0:
+                            a16_pipe.consumer_release(a_rel)
+                            a_rel.advance()
+                        else:
+                            if kt > 0:
+                                a16_pipe.consumer_release(a_rel)
+                                a_rel.advance()
+                a_state.advance()
+            ldb_pipe.consumer_release(ld_state)
+            ld_state.advance()
+        return ld_state, a_state, a_rel
 
     def _tma_part(self, op, s_vals, s_sf, rows, bid, k_tiles, descs):
         """TMA partitions of one operand's (packed values, scales): its CTA tile of `rows` rows, every K
