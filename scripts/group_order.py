@@ -1,9 +1,11 @@
-"""Time the sm90 grouped GEMM's tile orders (problems/group_gemm/kernel_sm90.py, tile_table), its grid
-of one CTA per tile (`per_tile`) and candidate configs on the manifest's benchmark cases, each launch
-after an L2 flush, CUDA events around the launch alone; every variant's output is checked against the
-reference once per case first (C poisoned).
+"""Time the sm90 grouped GEMM's tile orders (problems/group_gemm/kernel_sm90.py, tile_table; the config
+the submission chooses), its grid of one CTA per tile (`per_tile`), candidate configs and the pair
+kernel's count of pair tiles on the manifest's benchmark cases, each launch after an L2 flush, CUDA
+events around the launch alone; every variant's output is checked against the reference once per
+case first (C poisoned).
 
-    python scripts/group_order.py [--samples 30] [--configs] [--only NAME ...]   (an H100, CuTe DSL importable)
+    python scripts/group_order.py [--samples 30] [--configs] [--only NAME ...] [--pairs FRACTION ...]
+    (an H100, CuTe DSL importable)
 
 Prints one line per case: the median us of each variant; the results README keeps the runs.
 """
@@ -29,6 +31,9 @@ CANDIDATES = {  # smaller decoded-A batches free shared memory for deeper packed
     "b2_s4_st4": dict(a_batch=2, a_slots=4, stages=4),
     "b2_s6_st3": dict(a_batch=2, a_slots=6, stages=3),
     "cwg_regs216": dict(consumer_regs=216, producer_regs=40),
+    # 11 decoder warps instead of 7 (640 threads start with 96 registers each: fewer for the consumers)
+    "dwg3": dict(n_dwg=3, producer_regs=40, consumer_regs=176),
+    "dwg3_p48": dict(n_dwg=3, producer_regs=48, consumer_regs=168),
     # pairs of 128-row B tiles per CTA (config.SM90_PAIRS), mixed with single ones (paired_table)
     "pairs": dict(r_tiles=2, a_slots=7, a_batch=2),
     # where the time goes (wrong results, not checked): without the decoders' A decode, the consumers' B decode
@@ -46,6 +51,8 @@ def main() -> None:
     ap.add_argument("--samples", type=int, default=30)
     ap.add_argument("--configs", action="store_true", help="also time candidate configs (long_first order)")
     ap.add_argument("--only", nargs="+", help="time only these orders / candidate configs")
+    ap.add_argument("--pairs", nargs="+", type=float, default=[],
+                    help="also time the pair kernel keeping these fractions of its pair tiles whole (pairs_F)")
     args = ap.parse_args()
     variants = {o: dict(order=o) for o in K.ORDERS}  # K.prepare's arguments
     # the grid of one CTA per tile (the hardware hands the next tile to the first SM that frees up,
@@ -60,13 +67,17 @@ def main() -> None:
         variants = {v: variants[v] for v in args.only}
     problem = load_problem("group_gemm")
     clock = Clock("cuda", 1 << 30)
-    print("case" + "".join(f"{v:>14}" for v in variants))
     progress = Progress("group_gemm tile orders", len(problem.benchmarks))
     for i, spec in enumerate(problem.benchmarks):
         progress.step(i + 1, f"g={spec['g']}")
         data = problem.reference.generate_input(m=spec["m"], n=spec["n"], k=spec["k"], g=spec["g"],
                                                 seed=spec["seed"], device="cuda")
         sizes = [tuple(s) for s in data[3]]
+        candidates = len(K.tile_table(sizes, "long_first", 2))
+        for f in args.pairs:
+            variants[f"pairs_{f:g}"] = dict(config=SM90_PAIRS, pairs=round(f * candidates))
+        if i == 0:
+            print("case" + "".join(f"{v:>14}" for v in variants))
         launches = {v: K.prepare(data, sizes, **kw) for v, kw in variants.items()}
         want = problem.reference.ref_kernel(([tuple(t.clone() for t in grp) for grp in data[0]], *data[1:]))
         for v, launch in launches.items():  # every variant checked once, C poisoned first
