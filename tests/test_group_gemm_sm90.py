@@ -136,6 +136,16 @@ def test_paired_tables_cover_every_tile_once_and_pick_the_cheapest_busiest_cta(c
     assert all(t[3] == 1 for t in K.paired_table(sizes, "long_first", 10_000))
 
 
+def test_the_pair_kernel_serves_the_shape_sets_of_several_waves():
+    """choose_config on the benchmark cases (132 SMs): pairs where the tiles run in several waves (their
+    schedule keeps pairs), the single-tile kernel where one wave of single tiles fits."""
+    from problems.group_gemm.config import SM90, SM90_PAIRS
+
+    got = [K.choose_config(tuple((m, n, k, 1) for m, n, k in zip(c["m"], c["n"], c["k"])), "long_first", 132)
+           for c in PROBLEM.benchmarks]
+    assert got == [SM90_PAIRS, SM90_PAIRS, SM90, SM90]
+
+
 # ------------------------------------------------------------------ scales read in place
 
 

@@ -153,11 +153,17 @@ def paired_table(sizes, order: str, ctas: int, pairs: int | None = None):
     """The tile table of pairs of B tiles (tile_table, span 2) with its first `pairs` tiles kept whole and
     the rest split into single B tiles, which fill the last wave: a pair costs less than its two tiles
     apart (the A tile is decoded once) but one wave of pairs is 1.45x one wave of single tiles. pairs
-    None: the count whose deal to `ctas` CTAs has the cheapest busiest CTA (ties: more pairs), searched
-    on a grid of 24 counts and then between the best one's neighbours."""
+    None: pairs_to_keep's count."""
     table = tile_table(sizes, order, 2)
-    if pairs is not None:
-        return split_pairs(table, pairs)
+    return split_pairs(table, pairs_to_keep(tuple(map(tuple, sizes)), order, ctas) if pairs is None else pairs)
+
+
+@functools.lru_cache(maxsize=64)
+def pairs_to_keep(sizes: tuple, order: str, ctas: int) -> int:
+    """The count of pair tiles (paired_table) whose deal to `ctas` CTAs has the cheapest busiest CTA (ties:
+    more pairs), searched on a grid of 24 counts and then between the best one's neighbours; cached per
+    shape set (tens of ms of Python on the benchmark cases)."""
+    table = tile_table(sizes, order, 2)
 
     def cost(keep):
         split = split_pairs(table, keep)
@@ -165,8 +171,7 @@ def paired_table(sizes, order: str, ctas: int, pairs: int | None = None):
 
     step = max(1, len(table) // 24)
     best = min(range(0, len(table) + step, step), key=lambda x: cost(min(x, len(table))))
-    best = min(range(max(0, best - step + 1), min(len(table), best + step - 1) + 1), key=cost)
-    return split_pairs(table, best)
+    return min(range(max(0, best - step + 1), min(len(table), best + step - 1) + 1), key=cost)
 
 
 @functools.lru_cache(maxsize=64)
@@ -189,7 +194,7 @@ def schedule(sizes: tuple, order: str, ctas: int, span: int = 1,
     The first row holds the count, so a CTA learns its first tile and its count in one load before
     its first TMA (a separate list of counts would be one more dependent load). Cached per shape
     set: the leaderboard's calls repeat the sizes with new tensors, and building it for 728 tiles
-    takes ~1 ms of Python (the search of paired_table, ~30 deals: tens of ms)."""
+    takes ~1 ms of Python."""
     table = tile_table(sizes, order) if span == 1 else paired_table(sizes, order, ctas, pairs)
     if not table:
         return 0, ()
