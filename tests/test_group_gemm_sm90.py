@@ -217,19 +217,27 @@ def test_blocked_scales_need_128_row_tiles_on_both_sides():
 # ------------------------------------------------------------------ compiled code
 
 
+def _compiled_artifacts(tmp_path_factory, key, name, config):
+    """(PTX, cubin) of one kernel compiled for sm_90a with the artifacts kept."""
+    d = tmp_path_factory.mktemp(key)
+    K.compiled(name, f"--keep-ptx --keep-cubin --dump-dir {d}", config)
+    return next(d.glob("*.ptx")).read_text(), next(d.glob("*.cubin"))
+
+
 @pytest.fixture(scope="module")
 def kernels(tmp_path_factory):
-    """(PTX, cubin) of the GEMM with single B tiles, with pairs of them, and of the descriptor kernel,
-    compiled for sm_90a with the artifacts kept."""
-    from problems.group_gemm.config import SM90, SM90_PAIRS
+    """(PTX, cubin) of the GEMM with single B tiles and of the descriptor kernel."""
+    from problems.group_gemm.config import SM90
 
-    out = {}
-    builds = (("gemm", "gemm", SM90), ("pairs", "gemm", SM90_PAIRS), ("descriptors", "descriptors", SM90))
-    for key, name, config in builds:
-        d = tmp_path_factory.mktemp(key)
-        K.compiled(name, f"--keep-ptx --keep-cubin --dump-dir {d}", config)
-        out[key] = (next(d.glob("*.ptx")).read_text(), next(d.glob("*.cubin")))
-    return out
+    return {key: _compiled_artifacts(tmp_path_factory, key, key, SM90) for key in ("gemm", "descriptors")}
+
+
+@pytest.fixture(scope="module")
+def pair_kernel(tmp_path_factory):
+    """(PTX, cubin) of the GEMM with pairs of B tiles (its own fixture: another worker may compile it)."""
+    from problems.group_gemm.config import SM90_PAIRS
+
+    return _compiled_artifacts(tmp_path_factory, "pairs", "gemm", SM90_PAIRS)
 
 
 def test_the_grouped_gemm_loads_through_each_groups_descriptors(kernels):
@@ -240,8 +248,8 @@ def test_the_grouped_gemm_loads_through_each_groups_descriptors(kernels):
     assert len(re.findall(r"fence\.proxy\.tensormap::generic\.acquire\.gpu", ptx)) == 4
 
 
-def test_the_pair_kernel_has_a_mainloop_for_one_b_tile_and_one_for_two(kernels):
-    ptx, cubin = kernels["pairs"]
+def test_the_pair_kernel_has_a_mainloop_for_one_b_tile_and_one_for_two(pair_kernel):
+    ptx, cubin = pair_kernel
     # per 256-K stage: 16 k16 steps per B tile, in a K loop for two B tiles and one for a single one
     assert len(re.findall(r"wgmma\.mma_async\.sync\.aligned\.m64n128k16\.f32\.f16\.f16", ptx)) == 16 * 3
     # a single tile's stage counts the second B tile's bytes as arrived, from one thread
