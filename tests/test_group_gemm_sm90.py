@@ -1,14 +1,18 @@
 """Grouped GEMM on sm90 (problems/group_gemm/kernel_sm90.py: every group's tiles in one launch).
 
-CPU tier: the tile table against brute force (every order, empty and tiny groups), its deal to the
-CTAs (every tile once, the costs balanced); the in-kernel
-addressing of the reordered scales against shared/scales.py; both kernels compile for sm_90a, the
-GEMM's PTX loads through descriptor addresses after the tensormap fence and the descriptor kernel's
-PTX replaces address, shapes and strides; bad reordered scales and sizes are refused by name.
+CPU tier: the tile table against brute force (every order, empty and tiny groups, single B tiles and
+pairs), its deal to the CTAs (every tile once, the costs balanced), the mix of pairs and single tiles
+(every tile once, the cheapest busiest CTA) and the kernel it picks for the benchmark cases; the
+in-kernel addressing of the reordered scales against shared/scales.py; the kernels compile for sm_90a,
+the GEMM's PTX loads through descriptor addresses after the tensormap fence, the pair kernel has its
+two K loops and counts an absent B tile's bytes from one lane (no stack, no serialized wgmma), and the
+descriptor kernel's PTX replaces address, shapes and strides; bad reordered scales and sizes are
+refused by name.
 GPU tier (sm90): every manifest case plus G = 1, G = 16, a group of M = 8 and groups whose sizes
-differ 30x, leaderboard and stress data, every C NaN-poisoned first; one launch per call; a bad
-reordered tensor raises before anything is launched; repeat calls see in-place changes of inputs; a
-grid of 1 or 5 CTAs for 30 tiles of K 256-768.
+differ 30x, leaderboard and stress data, every C NaN-poisoned first, through the submission and
+through each kernel (single tiles, the mix, every tile a pair); one launch per call; a bad reordered
+tensor raises before anything is launched; repeat calls see in-place changes of inputs; a grid of 1
+or 5 CTAs for 30 tiles of K 256-768, with either kernel.
 """
 
 from __future__ import annotations
