@@ -24,23 +24,23 @@ from harness.problem import load_problem  # noqa: E402
 from harness.progress import Progress  # noqa: E402
 from harness.timing import Clock  # noqa: E402
 from problems.group_gemm import kernel_sm90 as K  # noqa: E402
-from problems.group_gemm.config import SM90_PAIRS  # noqa: E402
+from problems.group_gemm.config import SM90, SM90_PAIRS  # noqa: E402
 
 CANDIDATES = {  # smaller decoded-A batches free shared memory for deeper packed rings
-    "b2_s4_st3": dict(a_batch=2, a_slots=4, stages=3),
-    "b2_s4_st4": dict(a_batch=2, a_slots=4, stages=4),
-    "b2_s6_st3": dict(a_batch=2, a_slots=6, stages=3),
-    "cwg_regs216": dict(consumer_regs=216, producer_regs=40),
+    "b2_s4_st3": replace(SM90, a_batch=2, a_slots=4, stages=3),
+    "b2_s4_st4": replace(SM90, a_batch=2, a_slots=4, stages=4),
+    "b2_s6_st3": replace(SM90, a_batch=2, a_slots=6, stages=3),
+    "cwg_regs216": replace(SM90, consumer_regs=216, producer_regs=40),
     # 11 decoder warps instead of 7 (640 threads start with 96 registers each: fewer for the consumers)
-    "dwg3": dict(n_dwg=3, producer_regs=40, consumer_regs=176),
-    "dwg3_p48": dict(n_dwg=3, producer_regs=48, consumer_regs=168),
-    # pairs of 128-row B tiles per CTA (config.SM90_PAIRS), mixed with single ones (paired_table)
-    "pairs": dict(r_tiles=2, a_slots=7, a_batch=2),
+    "dwg3": replace(SM90, n_dwg=3, producer_regs=40, consumer_regs=176),
+    "dwg3_p48": replace(SM90, n_dwg=3, producer_regs=48, consumer_regs=168),
+    # pairs of 128-row B tiles per CTA, mixed with single ones (paired_table)
+    "pairs": SM90_PAIRS,
     # where the time goes (wrong results, not checked): without the decoders' A decode, the consumers' B decode
-    "skip_a": dict(debug_skip=1),
-    "skip_b": dict(debug_skip=2),
-    "pairs_skip_a": dict(r_tiles=2, a_slots=7, a_batch=2, debug_skip=1),
-    "pairs_skip_b": dict(r_tiles=2, a_slots=7, a_batch=2, debug_skip=2),
+    "skip_a": replace(SM90, debug_skip=1),
+    "skip_b": replace(SM90, debug_skip=2),
+    "pairs_skip_a": replace(SM90_PAIRS, debug_skip=1),
+    "pairs_skip_b": replace(SM90_PAIRS, debug_skip=2),
 }
 
 PER_TILE = 1 << 30  # a grid above the tile count: one CTA per tile
@@ -62,7 +62,7 @@ def main() -> None:
     variants["pairs_all"] = dict(config=SM90_PAIRS, pairs=1 << 30)
     variants["pairs_none"] = dict(config=SM90_PAIRS, pairs=0)
     if args.configs or args.only:
-        variants |= {name: dict(config=replace(K.SM90, **kw)) for name, kw in CANDIDATES.items()}
+        variants |= {name: dict(config=config) for name, config in CANDIDATES.items()}
     if args.only:
         variants = {v: variants[v] for v in args.only}
     problem = load_problem("group_gemm")
@@ -81,7 +81,7 @@ def main() -> None:
         launches = {v: K.prepare(data, sizes, **kw) for v, kw in variants.items()}
         want = problem.reference.ref_kernel(([tuple(t.clone() for t in grp) for grp in data[0]], *data[1:]))
         for v, launch in launches.items():  # every variant checked once, C poisoned first
-            if variants[v].get("config", K.SM90).debug_skip:
+            if variants[v].get("config", SM90).debug_skip:
                 continue
             for _, _, c in data[0]:
                 c.fill_(float("nan"))
