@@ -51,28 +51,9 @@ def _race_case(problem, prob, sub, queue, rounds=3):
     return failure
 
 
-@pytest.mark.gpu
-@pytest.mark.parametrize("problem", PROBLEMS)
-def test_a_call_inside_a_non_default_queue_sees_its_inputs_and_its_reader_sees_c(problem):
-    prob, sub = _problem_and_submission(problem)
-    failure = _race_case(problem, prob, sub, torch.cuda.Stream())
-    assert failure is None, failure
-
-
-@pytest.mark.gpu
-@pytest.mark.parametrize("problem", PROBLEMS)
-def test_the_race_test_fails_when_the_launch_is_forced_onto_the_default_queue(problem, monkeypatch):
-    """The control: the same pattern with every launch sent to the default queue must be caught."""
-    prob, sub = _problem_and_submission(problem)
-    monkeypatch.setattr(launch_queue, "current", lambda device_index: 0)
-    failure = _race_case(problem, prob, sub, torch.cuda.Stream())
-    assert failure is not None, "a launch on the default queue went unnoticed"
-
-
-@pytest.mark.gpu
-@pytest.mark.parametrize("problem", PROBLEMS)
-def test_a_captured_call_replays_on_new_values_in_the_same_tensors(problem):
-    prob, sub = _problem_and_submission(problem)
+def _graph_case(problem, prob, sub):
+    """Capture one call on the last test case, then replay it 3 times on new values copied into the
+    same tensors, C poisoned before each replay; asserts each replay's result."""
     case = prob.tests[-1]
     data = prob.reference.generate_stress_input(**case, device="cuda")
     side = torch.cuda.Stream()
@@ -99,6 +80,31 @@ def test_a_captured_call_replays_on_new_values_in_the_same_tensors(problem):
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("problem", PROBLEMS)
+def test_a_call_inside_a_non_default_queue_sees_its_inputs_and_its_reader_sees_c(problem):
+    prob, sub = _problem_and_submission(problem)
+    failure = _race_case(problem, prob, sub, torch.cuda.Stream())
+    assert failure is None, failure
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("problem", PROBLEMS)
+def test_the_race_test_fails_when_the_launch_is_forced_onto_the_default_queue(problem, monkeypatch):
+    """The control: the same pattern with every launch sent to the default queue must be caught."""
+    prob, sub = _problem_and_submission(problem)
+    monkeypatch.setattr(launch_queue, "current", lambda device_index: 0)
+    failure = _race_case(problem, prob, sub, torch.cuda.Stream())
+    assert failure is not None, "a launch on the default queue went unnoticed"
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("problem", PROBLEMS)
+def test_a_captured_call_replays_on_new_values_in_the_same_tensors(problem):
+    prob, sub = _problem_and_submission(problem)
+    _graph_case(problem, prob, sub)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("problem", PROBLEMS)
 def test_inference_mode_callers_get_the_kernel_on_every_call(problem):
     """Serving code runs under torch.inference_mode(): its tensors have no version counter. The same
     tuple, called again with new values copied in and C poisoned, must give the reference's result."""
@@ -115,3 +121,34 @@ def test_inference_mode_callers_get_the_kernel_on_every_call(problem):
                 c.fill_(float("nan"))
             ok, msg = _matches(problem, prob, sub.custom_kernel(data), want)
             assert ok, f"call {i}: {msg}"
+
+
+@pytest.fixture
+def pair_kernel_forced(monkeypatch):
+    """group_gemm prepared with the pair kernel, every tile a pair of B tiles: the test cases fit one wave,
+    where choose_config keeps the single-tile kernel. Yields the sizes of each prepare it took."""
+    from problems.group_gemm import config, kernel_sm90
+
+    taken, real = [], kernel_sm90.prepare
+
+    def prepare(data, sizes, **_):
+        taken.append(sizes)
+        return real(data, sizes, config=config.SM90_PAIRS, pairs=1 << 30)
+
+    monkeypatch.setattr(kernel_sm90, "prepare", prepare)
+    return taken
+
+
+@pytest.mark.gpu
+def test_the_pair_kernel_inside_a_non_default_queue(pair_kernel_forced):
+    prob, sub = _problem_and_submission("group_gemm")
+    failure = _race_case("group_gemm", prob, sub, torch.cuda.Stream())
+    assert pair_kernel_forced, "no call was prepared with the pair kernel"
+    assert failure is None, failure
+
+
+@pytest.mark.gpu
+def test_the_pair_kernel_captured_and_replayed(pair_kernel_forced):
+    prob, sub = _problem_and_submission("group_gemm")
+    _graph_case("group_gemm", prob, sub)
+    assert pair_kernel_forced, "no call was prepared with the pair kernel"
