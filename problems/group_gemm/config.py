@@ -15,10 +15,12 @@ from problems.gemm.config import SM90_M128
 SM90 = replace(SM90_M128, n_cwg=2, consumer_regs=200, a_unroll=2)
 
 # Pairs of 128-row B tiles per CTA (r_tiles=2), as the dual GEMM's SM90_WIDE has B1 and B2: the A tile
-# the decoders decode serves 256 rows of B. The second B ring leaves room for 7 decoded A slots. Chosen
-# where the schedule keeps pairs (kernel_sm90.choose_config): 157.1 / 88.5 us against 169.2 / 100.6 on the
-# n 4096, k 7168 and n 7168, k 2048 cases (H100, 2026-11-27; results/TUNING.md).
-SM90_PAIRS = replace(SM90, r_tiles=2, a_slots=7, a_batch=2)
+# the decoders decode serves 256 rows of B. The second B ring leaves room for 7 decoded A slots, filled
+# a whole stage (4 sub-tiles) per hand-off, as in SM90. Chosen where the schedule keeps pairs
+# (kernel_sm90.choose_config): 157.1 / 88.5 us against 169.2 / 100.6 on the n 4096, k 7168 and n 7168,
+# k 2048 cases (H100, 2026-11-27), and with hand-offs of 4 sub-tiles instead of 2, 152.5 / 87.0 against
+# 156.1 / 87.3 (H100, 2026-11-27, second session; results/TUNING.md).
+SM90_PAIRS = replace(SM90, r_tiles=2, a_slots=7)
 
 
 # ---------------------------------------------------------------------------------------- sm100 (B200)
