@@ -126,7 +126,7 @@ def test_inference_mode_callers_get_the_kernel_on_every_call(problem):
 @pytest.fixture
 def pair_kernel_forced(monkeypatch):
     """group_gemm prepared with the pair kernel, every tile a pair of B tiles: the test cases fit one wave,
-    where choose_config keeps the single-tile kernel. Yields the sizes of each prepare it took."""
+    where choose_config keeps the single-tile kernel. Returns the list of the sizes each prepare took."""
     from problems.group_gemm import config, kernel_sm90
 
     taken, real = [], kernel_sm90.prepare
