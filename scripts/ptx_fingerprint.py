@@ -53,10 +53,11 @@ def jobs():
     for name, cfg in DUAL_CANDIDATES.items():
         out.append((f"sm90/dual_gemm/{name}", lambda o, c=cfg: compile_sm90(DualGemmSm90, c, o)))
     from problems.group_gemm import kernel_sm90 as group90
-    from problems.group_gemm.config import SM90_PAIRS
+    from problems.group_gemm.config import SM90_PAIRS, SM90_PAIRS_SPLIT
 
     out.append(("sm90/group_gemm/gemm", lambda o: group90.compiled("gemm", o)))
     out.append(("sm90/group_gemm/gemm-pairs", lambda o: group90.compiled("gemm", o, config=SM90_PAIRS)))
+    out.append(("sm90/group_gemm/gemm-pairs-split", lambda o: group90.compiled("gemm", o, config=SM90_PAIRS_SPLIT)))
     out.append(("sm90/group_gemm/descriptors", lambda o: group90.compiled("descriptors", o)))
 
     # GEMV: the static key (M, K, L, config) of every manifest case

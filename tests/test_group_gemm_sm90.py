@@ -33,7 +33,7 @@ from tests import sm90_common as C
 
 PROBLEM = load_problem("group_gemm")
 install_task_module()  # the submission starts with the leaderboard's `from task import ...`
-ALL = 1 << 30  # K.prepare's pairs: every tile a pair of B tiles
+ALL = K.ALL_PAIRS  # K.prepare's pairs: every tile a pair of B tiles
 EXTRA_CASES = [  # G = 1, G = 16, M = 8, sizes 30x apart
     dict(m=[96], n=[256], k=[512], g=1, seed=7),
     dict(m=[8, 40, 72, 128, 200, 256, 16, 64] * 2, n=[128, 256] * 8, k=[256, 512, 768, 256] * 4, g=16, seed=8),
@@ -142,12 +142,18 @@ def test_paired_tables_cover_every_tile_once_and_pick_the_cheapest_busiest_cta(c
 
 def test_the_pair_kernel_serves_the_shape_sets_of_several_waves():
     """choose_config on the benchmark cases (132 SMs): pairs where the tiles run in several waves (their
-    schedule keeps pairs), the single-tile kernel where one wave of single tiles fits."""
-    from problems.group_gemm.config import SM90, SM90_PAIRS
+    schedule keeps pairs); where one wave of single tiles fits, pairs split in K over 2-CTA clusters with
+    16 K tiles (8 per CTA), the single-tile kernel with 6."""
+    from problems.group_gemm.config import SM90, SM90_PAIRS, SM90_PAIRS_SPLIT
 
     got = [K.choose_config(tuple((m, n, k, 1) for m, n, k in zip(c["m"], c["n"], c["k"])), "long_first", 132)
            for c in PROBLEM.benchmarks]
-    assert got == [SM90_PAIRS, SM90_PAIRS, SM90, SM90]
+    assert got == [SM90_PAIRS, SM90_PAIRS, SM90_PAIRS_SPLIT, SM90]
+    # the split needs an even count of K tiles and every pair in one wave of clusters (N / 128 = 25: 65
+    # pair tiles, 125 single ones; 128 CTAs hold the single ones in one wave, not the pairs in clusters)
+    assert K.choose_config(((192, 3072, 4352, 1), (320, 3072, 4096, 1)), "long_first", 132) == SM90
+    assert K.choose_config(((192, 3200, 4096, 1), (320, 3200, 4096, 1)), "long_first", 132) == SM90_PAIRS_SPLIT
+    assert K.choose_config(((192, 3200, 4096, 1), (320, 3200, 4096, 1)), "long_first", 128) == SM90
 
 
 # ------------------------------------------------------------------ scales read in place
@@ -244,6 +250,28 @@ def pair_kernel(tmp_path_factory):
     return _compiled_artifacts(tmp_path_factory, "pairs", "gemm", SM90_PAIRS)
 
 
+@pytest.fixture(scope="module")
+def split_pair_kernel(tmp_path_factory):
+    """(PTX, cubin) of the pair kernel with K split over a 2-CTA cluster."""
+    from problems.group_gemm.config import SM90_PAIRS_SPLIT
+
+    return _compiled_artifacts(tmp_path_factory, "split_pairs", "gemm", SM90_PAIRS_SPLIT)
+
+
+def test_the_split_pair_kernel_hands_its_sums_over_without_serializing_the_wgmma(split_pair_kernel):
+    """Its configured registers (216 consumer / 40 decoder) are the point: at 200 ptxas serialized the
+    wgmma pipeline, at 208 / 48 the decoders spilled."""
+    ptx, cubin = split_pair_kernel
+    assert len(re.findall(r"wgmma\.mma_async\.sync\.aligned\.m64n128k16\.f32\.f16\.f16", ptx)) == 16 * 3
+    # the hand-over: two cluster barriers in the consumers and two in the other warps, the other CTA's
+    # half of both accumulators stored through distributed shared memory
+    assert len(re.findall(r"barrier\.cluster\.arrive", ptx)) == len(re.findall(r"barrier\.cluster\.wait", ptx)) == 4
+    assert "st.shared::cluster.v4.f32" in ptx and "mapa.shared::cluster" in ptx
+    sass, res = C.sass_of(cubin)
+    assert re.search(r"LOCAL:0\b", res) and re.search(r"STACK:0\b", res), res
+    assert not C.accumulator_hazards(sass) and not C.wgmma_serialized(sass)
+
+
 def test_the_grouped_gemm_loads_through_each_groups_descriptors(kernels):
     ptx, cubin = kernels["gemm"]
     C.check_ptx(ptx, num_b=1)
@@ -317,6 +345,46 @@ def test_sm90_a_cta_runs_any_number_of_tiles(ctas, config, pairs):
     torch.cuda.synchronize()
     ok, msg = check_groups([c for _, _, c in data[0]], want, 1e-3, 1e-3)
     assert ok, msg
+
+
+SPLIT_CASES = [  # one pair tile per cluster, every K a multiple of 512: odd N / 128 (a single tile in
+    # the split kernel), M past a tile's rows, K from 2 to 16 K tiles; the two one-wave benchmark cases
+    dict(m=[96, 200, 40], n=[384, 256, 640], k=[1024, 512, 2048], g=3, seed=31),
+    dict(m=[8, 130], n=[128, 1152], k=[4096, 512], g=2, seed=32),
+    *PROBLEM.benchmarks[2:],
+]
+
+
+@pytest.mark.sm90
+@pytest.mark.parametrize("generator", ["generate_input", "generate_stress_input"])
+@pytest.mark.parametrize("case", range(len(SPLIT_CASES)))
+def test_sm90_split_pairs_match_reference(case, generator):
+    """The pair kernel with K split over 2-CTA clusters (config.SM90_PAIRS_SPLIT), C poisoned."""
+    from problems.group_gemm.config import SM90_PAIRS_SPLIT
+
+    spec, ref = SPLIT_CASES[case], PROBLEM.reference
+    data = getattr(ref, generator)(m=spec["m"], n=spec["n"], k=spec["k"], g=spec["g"], seed=spec["seed"], device="cuda")
+    want = ref.ref_kernel(([tuple(t.clone() for t in group) for group in data[0]], *data[1:]))
+    launch = K.prepare(data, [tuple(s) for s in data[3]], config=SM90_PAIRS_SPLIT)
+    for _, _, c in data[0]:
+        c.fill_(float("nan"))
+    launch()
+    torch.cuda.synchronize()
+    ok, msg = check_groups([c for _, _, c in data[0]], want, 1e-3, 1e-3)
+    assert ok, msg
+
+
+@pytest.mark.sm90
+def test_sm90_split_pairs_refuse_what_they_cannot_run():
+    """More pair tiles than clusters (the hand-over runs once per CTA), or a K of an odd count of K tiles:
+    a ValueError that says so, before anything is launched."""
+    from problems.group_gemm.config import SM90_PAIRS_SPLIT
+
+    ref = PROBLEM.reference
+    for spec, match in ((PROBLEM.benchmarks[0], "one tile per cluster"), (EXTRA_CASES[1], "multiple of 512")):
+        data = ref.generate_input(m=spec["m"], n=spec["n"], k=spec["k"], g=spec["g"], seed=3, device="cuda")
+        with pytest.raises(ValueError, match=match):
+            K.prepare(data, [tuple(s) for s in data[3]], config=SM90_PAIRS_SPLIT)
 
 
 @pytest.mark.sm90

@@ -5,7 +5,8 @@ decode, fp16 wgmma, split roles), with 128 x 128 tiles (128 rows of A decoded in
 two consumer warpgroups of 64 rows of B each). Where the shape set has several waves of tiles, a
 second kernel (config.SM90_PAIRS) takes tiles of one A tile and a pair of B tiles, so that the A tile
 the decoders decode, the costlier side, serves 256 rows of B (`paired_table` mixes pairs and single
-tiles, `choose_config` picks the kernel). What is grouped:
+tiles, `choose_config` picks the kernel); where every tile a pair fits one wave of 2-CTA clusters, a third
+(config.SM90_PAIRS_SPLIT) splits each pair tile's K tiles over a cluster. What is grouped:
 
 - Tiles. A table of (group, A tile, B tile) rows in an order chosen on the host (`tile_table`;
   longest K first by default, a tile's time growing with K), dealt out to one CTA per SM
@@ -42,7 +43,7 @@ import itertools
 
 import torch
 
-from problems.group_gemm.config import SM90, SM90_PAIRS
+from problems.group_gemm.config import SM90, SM90_PAIRS, SM90_PAIRS_SPLIT, SPLIT_MIN_K_TILES
 from problems.group_gemm.order import group_rank
 from shared.cute.compile_cache import CompileCache
 from shared.cute.launch_binding import PreparedLaunch
@@ -55,6 +56,7 @@ META_FIELDS = 4  # per group, int64: C address, M, N, K tiles
 # K tiles (the producer's loop needs no load of the group's metadata before its first TMA), the tile's
 # 128-row tiles of B (config.r_tiles or fewer), unused x 2
 TILE_FIELDS = 8
+ALL_PAIRS = 1 << 30  # a `pairs` count that keeps every pair tile whole
 
 _COMPILED = CompileCache()
 
@@ -176,11 +178,18 @@ def pairs_to_keep(sizes: tuple, order: str, ctas: int) -> int:
 
 @functools.lru_cache(maxsize=64)
 def choose_config(sizes: tuple, order: str, ctas: int):
-    """SM90_PAIRS where paired_table keeps some pairs of B tiles for the shape set, else SM90: the
-    single-tile kernel runs single tiles 3-9 % faster than the pair kernel does (H100, 2026-11-27;
-    results/README.md). Cached per shape set, as schedule is."""
+    """SM90_PAIRS where paired_table keeps some pairs of B tiles for the shape set; else SM90_PAIRS_SPLIT
+    where every tile a pair fits one wave of 2-CTA clusters and every K has SPLIT_MIN_K_TILES K tiles or
+    more (an even count); else SM90: the single-tile kernel runs single tiles 3-9 % faster than the pair
+    kernel does (H100, 2026-11-27; results/README.md). Cached per shape set, as schedule is."""
     table = paired_table(sizes, order, ctas)
-    return SM90_PAIRS if any(held == 2 for *_, held in table) else SM90
+    if any(held == 2 for *_, held in table):
+        return SM90_PAIRS
+    k_tiles = [k // 256 for _, _, k, _ in sizes]
+    if (min(k_tiles) >= SPLIT_MIN_K_TILES and all(kt % SM90_PAIRS_SPLIT.splits == 0 for kt in k_tiles)
+            and len(tile_table(sizes, order, 2)) <= ctas // SM90_PAIRS_SPLIT.splits):
+        return SM90_PAIRS_SPLIT
+    return SM90
 
 
 @functools.lru_cache(maxsize=64)
@@ -292,8 +301,10 @@ def _kernel_class():
             meta = cute.make_tensor(p_meta, cute.make_layout((groups, META_FIELDS), stride=(META_FIELDS, 1)))
             table = cute.make_tensor(p_tiles, cute.make_layout((rows, TILE_FIELDS), stride=(TILE_FIELDS, 1)))
             self.shared_storage = self._shared_storage()
+            splits = self.cfg.splits  # a cluster of `splits` CTAs along z per tile, each a share of its K tiles
             launch_queue.launch(self.grouped_kernel(*atoms, self._tiled_mma(), meta, table, p_descs), queue,
-                                grid=[ctas, 1, 1], block=[self.cfg.threads, 1, 1], min_blocks_per_mp=1)
+                                grid=[ctas, 1, splits], block=[self.cfg.threads, 1, 1], cluster=[1, 1, splits],
+                                min_blocks_per_mp=1)
 
         @cute.kernel
         def grouped_kernel(self, tma_0: cute.CopyAtom, g_0: cute.Tensor, tma_sf0: cute.CopyAtom,
@@ -302,15 +313,15 @@ def _kernel_class():
                            g_sf2: cute.Tensor, tiled_mma: cute.TiledMma, meta: cute.Tensor, table: cute.Tensor,
                            p_descs: cute.Pointer):
             ops = [(tma_0, g_0, tma_sf0, g_sf0), (tma_1, g_1, tma_sf1, g_sf1), (tma_2, g_2, tma_sf2, g_sf2)]
-            c, _, _ = cute.arch.block_idx()
+            c, _, split = cute.arch.block_idx()
             ctas, _, _ = cute.arch.grid_dim()
             # rows c, c + ctas, ..: this CTA's tiles, their count in the first one
-            self._tiles(ops, tiled_mma, (meta, table, p_descs), (c, c + table[c, 3] * ctas, ctas))
+            self._tiles(ops, tiled_mma, (meta, table, p_descs, split), (c, c + table[c, 3] * ctas, ctas))
 
         def _work(self, ctx, j):
             """Row j of the tile table: its group's C (transposed view, N cut after the tile's B tiles),
             K tiles and descriptors."""
-            meta, table, p_descs = ctx
+            meta, table, p_descs, split = ctx
             g, bid_s, bid_r, k_tiles, held = table[j, 0], table[j, 1], table[j, 2], table[j, 4], table[j, 5]
             m, n = Int32(meta[g, 1]), Int32(meta[g, 2])
             n_end = (bid_r + held) * TILE
@@ -318,7 +329,11 @@ def _kernel_class():
             # the bulk tensor copy takes its descriptor by generic address
             desc = [tensormaps.get_tensormap_ptr(p_descs + (g * DESCS_PER_GROUP + d) * DESC_BYTES,
                                                  cute.AddressSpace.generic) for d in range(DESCS_PER_GROUP)]
-            return TileWork(mD, k_tiles, k_tiles, Int32(0), bid_s, bid_r, Int32(0), [desc[0:2]] + [desc[2:4]] * self.nr)
+            descs = [desc[0:2]] + [desc[2:4]] * self.nr
+            if self.cfg.splits > 1:  # this CTA's share of the tile's K tiles
+                kt_own = k_tiles // self.cfg.splits
+                return TileWork(mD, k_tiles, kt_own, split * kt_own, bid_s, bid_r, split, descs)
+            return TileWork(mD, k_tiles, k_tiles, Int32(0), bid_s, bid_r, Int32(0), descs)
 
     del Int64, cutlass
     return GroupGemmSm90
@@ -357,9 +372,10 @@ def prepare(data, sizes, order: str = "long_first", config=None, ctas: int | Non
     GEMM to them; calling the result launches (every group's C written in place). None where the
     kernel does not take the call (L != 1, N % 128 != 0, off the GPU, every group empty). `sizes`
     come from shared.inputs.check_grouped (one entry per group in every list). ctas: the grid, at most
-    one CTA per tile (None: one per SM; cta_schedule deals the tiles); config: None for choose_config's;
-    pairs: with a config of pairs of B tiles (r_tiles 2), how many tiles stay pairs (None: paired_table's
-    choice)."""
+    one CTA per tile (None: one per SM; cta_schedule deals the tiles; a split config deals them to
+    ctas // splits clusters, one tile each, else ValueError); config: None for choose_config's; pairs: with
+    a config of pairs of B tiles (r_tiles 2), how many tiles stay pairs (None: paired_table's choice, or
+    every tile for a split config)."""
     from cutlass import Int32, Int64, Uint8
 
     from shared.cute.launch_binding import call_on_current_queue
@@ -378,9 +394,18 @@ def prepare(data, sizes, order: str = "long_first", config=None, ctas: int | Non
     addrs = [(a.data_ptr(), b.data_ptr(), sfa.data_ptr(), sfb.data_ptr()) for (a, b, _), (sfa, sfb) in zip(abc, scales)]
     shapes, ctas = tuple(map(tuple, sizes)), sm_count(device) if ctas is None else ctas
     config = config or choose_config(shapes, order, ctas)
-    ctas, words = schedule(shapes, order, ctas, config.r_tiles, pairs)
+    if config.splits > 1 and pairs is None:
+        pairs = ALL_PAIRS  # a split config runs every tile a pair, one per cluster
+    if config.splits > 1 and any(k % (256 * config.splits) for _, _, k, _ in sizes):
+        raise ValueError(f"group_gemm: a config with splits={config.splits} needs every K a multiple of "
+                         f"{256 * config.splits}, got {[k for _, _, k, _ in sizes]}")
+    ctas, words = schedule(shapes, order, ctas // config.splits, config.r_tiles, pairs)
     if not ctas:
         return None
+    if config.splits > 1 and len(words) > ctas * TILE_FIELDS:
+        # the split's hand-over reuses the operand buffers once, after the CTA's last tile
+        raise ValueError(f"group_gemm: a config with splits={config.splits} needs one tile per cluster, "
+                         f"got {len(words) // TILE_FIELDS} table rows for {ctas} clusters")
     groups = len(sizes)
     meta_t = torch.tensor(meta, dtype=torch.int64, device=device)
     addr_t = torch.tensor(addrs, dtype=torch.int64, device=device)

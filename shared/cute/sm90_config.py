@@ -39,7 +39,7 @@ class Sm90Config:
     memory). For grids that would otherwise leave SMs idle. (Splits over 4 CTAs were slower: only 30
     clusters of 4 fit on the H100 at one CTA per SM; results/TUNING.md, gemm.)
     r_tiles: consecutive reg_rows-row tiles of the one B operand per CTA (1 or 2; 2 needs one B
-    operand, no swap_ab, no split), each with its own accumulator, as the dual GEMM has B1 and B2:
+    operand and no swap_ab), each with its own accumulator, as the dual GEMM has B1 and B2:
     every A tile the decoders decode then serves r_tiles x reg_rows rows of B (the grouped GEMM's
     pairs of B tiles: half the A decodes).
     """
@@ -110,8 +110,9 @@ class Sm90Config:
         return self.packed_rows(num_b) * (ROW_BYTES + SF_ROW_BYTES) + self.decoded_bytes(num_b) + 1024 * 6
 
     def reduce_bytes(self, num_b: int) -> int:
-        """fp32 sums one CTA of a split hands to the other (num_b tiles of reg_rows x smem_rows)."""
-        return 4 * num_b * self.reg_rows * self.smem_rows
+        """fp32 sums one CTA of a split hands to the other (an accumulator tile of reg_rows x smem_rows per
+        B operand and R tile)."""
+        return 4 * num_b * self.r_tiles * self.reg_rows * self.smem_rows
 
     def staging_bytes(self, num_b: int) -> int:
         """The packed and decoded operand buffers (contiguous: sS4, sR4, sS16), reused for the split sum."""
@@ -123,9 +124,9 @@ class Sm90Config:
             raise ValueError(f"Sm90Config.smem_rows must be a multiple of 8 in 32..256, got {self.smem_rows}")
         if self.r_tiles not in (1, 2):
             raise ValueError(f"Sm90Config.r_tiles must be 1 or 2, got {self.r_tiles}")
-        if self.r_tiles > 1 and (num_b > 1 or self.swap_ab or self.splits > 1):
-            raise ValueError(f"Sm90Config.r_tiles={self.r_tiles} needs one B operand, no swap_ab and no split, "
-                             f"got num_b={num_b}, swap_ab={self.swap_ab}, splits={self.splits}")
+        if self.r_tiles > 1 and (num_b > 1 or self.swap_ab):
+            raise ValueError(f"Sm90Config.r_tiles={self.r_tiles} needs one B operand and no swap_ab, "
+                             f"got num_b={num_b}, swap_ab={self.swap_ab}")
         accs = self.r_tiles * num_b
         if accs * self.smem_rows > 256:
             raise ValueError(f"Sm90Config: {accs} accumulators of 64 x {self.smem_rows} do not fit registers")

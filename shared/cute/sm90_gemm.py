@@ -73,7 +73,9 @@ each with its own ring buffers and accumulator, as B1 and B2 in the dual GEMM, s
 serves twice the rows of B. A CTA running a list of tiles (the grouped GEMM) may meet tiles of one
 B tile: their consumers run a second copy of the K loop that decodes and multiplies one (a branch per
 round would make ptxas drain the wgmma pipeline), and the producer counts the absent tile's bytes as
-arrived on the stage's barrier (mbarrier.complete_tx) instead of loading them.
+arrived on the stage's barrier (mbarrier.complete_tx) instead of loading them. With `splits=2` too, the
+split's hand-over carries both accumulators; a CTA then runs one tile (the hand-over reuses the operand
+buffers once, after the mainloop).
 
 Partial S tiles. The S side's extent (M, or N with swap_ab) need not be a multiple of smem_rows:
 TMA fills the rows of the last tile that lie past the tensor with zeros (their products are zero)
@@ -571,15 +573,22 @@ class Sm90BlockScaledGemm:
                 self._add_split_sums(accs, split, at.s4_base, cw * 128 + t, halves)
                 own = [(4 * first, 4 * last) for first, last in halves]  # as fragment elements
                 if split == 0:
-                    self._epilogue(accs, mD, thr_mma, acc_shape, bid_s, bid_r, cw, own[0])
+                    self._store_tile(accs, mD, thr_mma, acc_shape, bid_s, bid_r, cw, more, own[0])
                 else:
-                    self._epilogue(accs, mD, thr_mma, acc_shape, bid_s, bid_r, cw, own[1])
-            elif cutlass.const_expr(self.cfg.r_tiles > 1):
-                self._epilogue([accs[0]], mD, thr_mma, acc_shape, bid_s, bid_r, cw)
-                if more:
-                    self._epilogue([accs[1]], mD, thr_mma, acc_shape, bid_s, bid_r + 1, cw)
+                    self._store_tile(accs, mD, thr_mma, acc_shape, bid_s, bid_r, cw, more, own[1])
             else:
-                self._epilogue(accs, mD, thr_mma, acc_shape, bid_s, bid_r, cw)
+                self._store_tile(accs, mD, thr_mma, acc_shape, bid_s, bid_r, cw, more)
+
+    @cute.jit
+    def _store_tile(self, accs, mD, thr_mma, acc_shape, bid_s, bid_r, cw, more, elems=None):
+        """The tile's epilogue: one over all accumulators (GEMM, dual GEMM), or with r_tiles > 1 one per R
+        tile that exists (`more`: the second one)."""
+        if cutlass.const_expr(self.cfg.r_tiles > 1):
+            self._epilogue([accs[0]], mD, thr_mma, acc_shape, bid_s, bid_r, cw, elems)
+            if more:
+                self._epilogue([accs[1]], mD, thr_mma, acc_shape, bid_s, bid_r + 1, cw, elems)
+        else:
+            self._epilogue(accs, mD, thr_mma, acc_shape, bid_s, bid_r, cw, elems)
 
     @cute.jit
     def _mainloop(self, live_r: cutlass.Constexpr, kt_own, thread, tiled_mma, accs, frags, tCrS, at, pipes, states):
@@ -747,12 +756,12 @@ class Sm90BlockScaledGemm:
         cluster_handshake()
         for mine in cutlass.range_constexpr(2):
             if split == mine:
-                for b in cutlass.range_constexpr(self.num_b):
+                for b in cutlass.range_constexpr(len(accs)):
                     send_partial(accs[b], range(*halves[1 - mine]), buf, b * nv, ct, n_ct, 1 - mine)
         cluster_handshake()
         for mine in cutlass.range_constexpr(2):
             if split == mine:
-                for b in cutlass.range_constexpr(self.num_b):
+                for b in cutlass.range_constexpr(len(accs)):
                     add_partial(accs[b], range(*halves[mine]), buf, b * nv, ct, n_ct)
 
     @cute.jit
