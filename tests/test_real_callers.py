@@ -27,10 +27,11 @@ def _copy_inputs(problem, dst, src):
             d.copy_(s)
 
 
-def _race_case(problem, prob, sub, queue, rounds=3):
+def _race_case(problem, prob, sub, queue, rounds=3, case=None):
     """On `queue`: a long kernel, then NaN into C, then new inputs copied into the same tensors, then
-    the call, then C compared with the reference at once. Returns the first failed check, or None."""
-    case = prob.tests[-1]
+    the call, then C compared with the reference at once (on `case`, default the last test case).
+    Returns the first failed check, or None."""
+    case = case or prob.tests[-1]
     data = prob.reference.generate_stress_input(**case, device="cuda")
     news = [prob.reference.generate_stress_input(**{**case, "seed": case["seed"] + 7 * (i + 1)}, device="cuda")
             for i in range(rounds)]
@@ -51,10 +52,10 @@ def _race_case(problem, prob, sub, queue, rounds=3):
     return failure
 
 
-def _graph_case(problem, prob, sub):
-    """Capture one call on the last test case, then replay it 3 times on new values copied into the
-    same tensors, C poisoned before each replay; asserts each replay's result."""
-    case = prob.tests[-1]
+def _graph_case(problem, prob, sub, case=None):
+    """Capture one call on `case` (default the last test case), then replay it 3 times on new values
+    copied into the same tensors, C poisoned before each replay; asserts each replay's result."""
+    case = case or prob.tests[-1]
     data = prob.reference.generate_stress_input(**case, device="cuda")
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
@@ -123,20 +124,37 @@ def test_inference_mode_callers_get_the_kernel_on_every_call(problem):
             assert ok, f"call {i}: {msg}"
 
 
-@pytest.fixture
-def pair_kernel_forced(monkeypatch):
-    """group_gemm prepared with the pair kernel, every tile a pair of B tiles: the test cases fit one wave,
-    where choose_config keeps the single-tile kernel. Returns the list of the sizes each prepare took."""
+def _force_group_config(monkeypatch, name: str, **kwargs) -> list:
+    """Every group_gemm prepare from here on with config.<name> (and kwargs); returns the list of the
+    sizes each prepare took."""
     from problems.group_gemm import config, kernel_sm90
 
     taken, real = [], kernel_sm90.prepare
 
     def prepare(data, sizes, **_):
         taken.append(sizes)
-        return real(data, sizes, config=config.SM90_PAIRS, pairs=1 << 30)
+        return real(data, sizes, config=getattr(config, name), **kwargs)
 
     monkeypatch.setattr(kernel_sm90, "prepare", prepare)
     return taken
+
+
+@pytest.fixture
+def pair_kernel_forced(monkeypatch):
+    """group_gemm prepared with the pair kernel, every tile a pair of B tiles: the test cases fit one wave,
+    where choose_config keeps the single-tile kernel."""
+    return _force_group_config(monkeypatch, "SM90_PAIRS", pairs=1 << 30)
+
+
+@pytest.fixture
+def split_kernel_forced(monkeypatch):
+    """group_gemm prepared with the pair kernel split over 2-CTA clusters (the test cases have K tiles in
+    odd counts or too few for choose_config to pick it)."""
+    return _force_group_config(monkeypatch, "SM90_PAIRS_SPLIT")
+
+
+# a case the split kernel takes: every K an even count of K tiles, one pair tile per cluster
+SPLIT_CASE = dict(m=[96, 200, 40], n=[384, 256, 640], k=[1024, 512, 2048], g=3, seed=31)
 
 
 @pytest.mark.gpu
@@ -152,3 +170,18 @@ def test_the_pair_kernel_captured_and_replayed(pair_kernel_forced):
     prob, sub = _problem_and_submission("group_gemm")
     _graph_case("group_gemm", prob, sub)
     assert pair_kernel_forced, "no call was prepared with the pair kernel"
+
+
+@pytest.mark.gpu
+def test_the_split_pair_kernel_inside_a_non_default_queue(split_kernel_forced):
+    prob, sub = _problem_and_submission("group_gemm")
+    failure = _race_case("group_gemm", prob, sub, torch.cuda.Stream(), case=SPLIT_CASE)
+    assert split_kernel_forced, "no call was prepared with the split pair kernel"
+    assert failure is None, failure
+
+
+@pytest.mark.gpu
+def test_the_split_pair_kernel_captured_and_replayed(split_kernel_forced):
+    prob, sub = _problem_and_submission("group_gemm")
+    _graph_case("group_gemm", prob, sub, case=SPLIT_CASE)
+    assert split_kernel_forced, "no call was prepared with the split pair kernel"
