@@ -325,25 +325,30 @@ def test_sm90_groups_match_reference(case, generator):
     _run_case((list(PROBLEM.tests) + list(PROBLEM.benchmarks) + EXTRA_CASES)[case], generator)
 
 
+def _prepared_launch_matches(data, **prepare_args):
+    """K.prepare's launch for `data` (prepare_args: its options), C poisoned first, against the reference:
+    check_groups' (ok, message)."""
+    want = PROBLEM.reference.ref_kernel(([tuple(t.clone() for t in group) for group in data[0]], *data[1:]))
+    launch = K.prepare(data, [tuple(s) for s in data[3]], **prepare_args)
+    for _, _, c in data[0]:
+        c.fill_(float("nan"))
+    launch()
+    torch.cuda.synchronize()
+    return check_groups([c for _, _, c in data[0]], want, 1e-3, 1e-3)
+
+
 @pytest.mark.sm90
 @pytest.mark.parametrize("config, pairs", [("SM90", None), ("SM90_PAIRS", ALL)])
 @pytest.mark.parametrize("ctas", [1, 5, None])
 def test_sm90_a_cta_runs_any_number_of_tiles(ctas, config, pairs):
     """Few CTAs, each running many tiles of groups with different K: the rings run on from one tile
     into the next (stress data, C poisoned)."""
-    spec = EXTRA_CASES[1]
-    ref = PROBLEM.reference
-    data = ref.generate_stress_input(m=spec["m"], n=spec["n"], k=spec["k"], g=spec["g"], seed=21, device="cuda")
-    want = ref.ref_kernel(([tuple(t.clone() for t in group) for group in data[0]], *data[1:]))
-    sizes = [tuple(s) for s in data[3]]
     from problems.group_gemm import config as G
 
-    launch = K.prepare(data, sizes, ctas=ctas, config=getattr(G, config), pairs=pairs)
-    for _, _, c in data[0]:
-        c.fill_(float("nan"))
-    launch()
-    torch.cuda.synchronize()
-    ok, msg = check_groups([c for _, _, c in data[0]], want, 1e-3, 1e-3)
+    spec = EXTRA_CASES[1]
+    data = PROBLEM.reference.generate_stress_input(m=spec["m"], n=spec["n"], k=spec["k"], g=spec["g"], seed=21,
+                                                   device="cuda")
+    ok, msg = _prepared_launch_matches(data, ctas=ctas, config=getattr(G, config), pairs=pairs)
     assert ok, msg
 
 
@@ -362,15 +367,10 @@ def test_sm90_split_pairs_match_reference(case, generator):
     """The pair kernel with K split over 2-CTA clusters (config.SM90_PAIRS_SPLIT), C poisoned."""
     from problems.group_gemm.config import SM90_PAIRS_SPLIT
 
-    spec, ref = SPLIT_CASES[case], PROBLEM.reference
-    data = getattr(ref, generator)(m=spec["m"], n=spec["n"], k=spec["k"], g=spec["g"], seed=spec["seed"], device="cuda")
-    want = ref.ref_kernel(([tuple(t.clone() for t in group) for group in data[0]], *data[1:]))
-    launch = K.prepare(data, [tuple(s) for s in data[3]], config=SM90_PAIRS_SPLIT)
-    for _, _, c in data[0]:
-        c.fill_(float("nan"))
-    launch()
-    torch.cuda.synchronize()
-    ok, msg = check_groups([c for _, _, c in data[0]], want, 1e-3, 1e-3)
+    spec = SPLIT_CASES[case]
+    data = getattr(PROBLEM.reference, generator)(m=spec["m"], n=spec["n"], k=spec["k"], g=spec["g"],
+                                                 seed=spec["seed"], device="cuda")
+    ok, msg = _prepared_launch_matches(data, config=SM90_PAIRS_SPLIT)
     assert ok, msg
 
 
@@ -400,13 +400,7 @@ def test_sm90_each_config_matches_reference(config, pairs, generator):
     for spec in list(PROBLEM.tests) + list(PROBLEM.benchmarks) + EXTRA_CASES:
         data = getattr(ref, generator)(m=spec["m"], n=spec["n"], k=spec["k"], g=spec["g"], seed=spec["seed"] + 5,
                                        device="cuda")
-        want = ref.ref_kernel(([tuple(t.clone() for t in group) for group in data[0]], *data[1:]))
-        launch = K.prepare(data, [tuple(s) for s in data[3]], config=getattr(G, config), pairs=pairs)
-        for _, _, c in data[0]:
-            c.fill_(float("nan"))
-        launch()
-        torch.cuda.synchronize()
-        ok, msg = check_groups([c for _, _, c in data[0]], want, 1e-3, 1e-3)
+        ok, msg = _prepared_launch_matches(data, config=getattr(G, config), pairs=pairs)
         assert ok, f"{spec}: {msg}"
 
 
