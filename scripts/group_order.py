@@ -59,7 +59,7 @@ def main() -> None:
     # each CTA fills its pipeline anew) against the default, one CTA per SM running several tiles
     variants["per_tile"] = dict(ctas=PER_TILE)
     # the kernel of pairs of B tiles with every tile a pair, or none
-    variants["pairs_all"] = dict(config=SM90_PAIRS, pairs=1 << 30)
+    variants["pairs_all"] = dict(config=SM90_PAIRS, pairs=K.ALL_PAIRS)
     variants["pairs_none"] = dict(config=SM90_PAIRS, pairs=0)
     if args.configs or args.only:
         variants |= {name: dict(config=config) for name, config in CANDIDATES.items()}

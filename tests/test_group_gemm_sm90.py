@@ -5,14 +5,16 @@ pairs), its deal to the CTAs (every tile once, the costs balanced), the mix of p
 (every tile once, the cheapest busiest CTA) and the kernel it picks for the benchmark cases; the
 in-kernel addressing of the reordered scales against shared/scales.py; the kernels compile for sm_90a,
 the GEMM's PTX loads through descriptor addresses after the tensormap fence, the pair kernel has its
-two K loops and counts an absent B tile's bytes from one lane (no stack, no serialized wgmma), and the
-descriptor kernel's PTX replaces address, shapes and strides; bad reordered scales and sizes are
-refused by name.
+two K loops and counts an absent B tile's bytes from one lane (no stack, no serialized wgmma), the
+split pair kernel hands its sums over through the cluster at its registers (no stack, no serialized
+wgmma), and the descriptor kernel's PTX replaces address, shapes and strides; bad reordered scales and
+sizes are refused by name.
 GPU tier (sm90): every manifest case plus G = 1, G = 16, a group of M = 8 and groups whose sizes
 differ 30x, leaderboard and stress data, every C NaN-poisoned first, through the submission and
 through each kernel (single tiles, the mix, every tile a pair); one launch per call; a bad reordered
 tensor raises before anything is launched; repeat calls see in-place changes of inputs; a grid of 1
-or 5 CTAs for 30 tiles of K 256-768, with either kernel.
+or 5 CTAs for 30 tiles of K 256-768, with either kernel; the split pair kernel on the cases it takes,
+both generators, and its refusals of the ones it cannot run.
 """
 
 from __future__ import annotations

@@ -143,7 +143,9 @@ def _force_group_config(monkeypatch, name: str, **kwargs) -> list:
 def pair_kernel_forced(monkeypatch):
     """group_gemm prepared with the pair kernel, every tile a pair of B tiles: the test cases fit one wave,
     where choose_config keeps the single-tile kernel."""
-    return _force_group_config(monkeypatch, "SM90_PAIRS", pairs=1 << 30)
+    from problems.group_gemm.kernel_sm90 import ALL_PAIRS
+
+    return _force_group_config(monkeypatch, "SM90_PAIRS", pairs=ALL_PAIRS)
 
 
 @pytest.fixture
