@@ -18,18 +18,16 @@ SM90 = replace(SM90_M128, n_cwg=2, consumer_regs=200, a_unroll=2)
 # the decoders decode serves 256 rows of B. The second B ring leaves room for 7 decoded A slots, filled
 # a whole stage (4 sub-tiles) per hand-off, as in SM90. Chosen where the schedule keeps pairs
 # (kernel_sm90.choose_config): 157.1 / 88.5 us against 169.2 / 100.6 on the n 4096, k 7168 and n 7168,
-# k 2048 cases (H100, 2026-11-27), and with hand-offs of 4 sub-tiles instead of 2, 152.5 / 87.0 against
-# 156.1 / 87.3 (H100, 2026-11-27, second session; results/TUNING.md).
+# k 2048 cases (H100, 2026-11-27; the hand-offs' runs: results/TUNING.md).
 SM90_PAIRS = replace(SM90, r_tiles=2, a_slots=7)
 
 # SM90_PAIRS with each pair tile's K tiles split over a cluster of 2 CTAs (the second one's sums added
 # through distributed shared memory, as the GEMM's split configs do): where every tile a pair fits one
 # wave of clusters, a CTA decodes half of one A tile and of two B tiles instead of all of one A and one B
-# tile. The split's hand-over needs registers: at 200 consumer registers ptxas serialized the wgmma
-# pipeline, at 208 / 48 the decoders spill; 216 / 40 does neither (sm_90a SASS, checked in the tests).
-# Chosen for one-wave shape sets with at least 16 K tiles (kernel_sm90.choose_config): 37.7 us against the
-# single-tile kernel's 39.8 on the n 3072, k 4096 case; with 6 K tiles (n 4096, k 1536) 24.0 against
-# 20.3 (H100, 2026-11-27, second session; results/TUNING.md).
+# tile. Its registers are the ones at which ptxas neither serializes the wgmma pipeline nor spills the
+# decoders (checked in the tests; the others tried: results/TUNING.md). Chosen for one-wave shape sets
+# with at least 16 K tiles (kernel_sm90.choose_config): 37.7 us against the single-tile kernel's 39.8 on
+# the n 3072, k 4096 case, 24.0 against 20.3 with 6 K tiles (H100, 2026-11-27; results/TUNING.md).
 SM90_PAIRS_SPLIT = replace(SM90_PAIRS, splits=2, consumer_regs=216, producer_regs=40)
 SPLIT_MIN_K_TILES = 16
 
