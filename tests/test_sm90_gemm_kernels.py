@@ -270,11 +270,14 @@ def test_every_candidate_config_matches_reference(problem, config, generator):
 
 
 # (problem, config, shape): the S side ends in a partial tile (M by default, N with swap_ab), once
-# with an M that is not a multiple of 8 and once smaller than one tile
+# with an M that is not a multiple of 8 and once smaller than one tile; the swapped split's 4-byte
+# stores with an even N and its value-by-value stores with an odd one
 PARTIAL_S_TILES = [("dual_gemm", "SM90_WIDE", (200, 256, 512, 1)),
                    ("dual_gemm", "SM90_WIDE_104", (512, 256, 512, 1)),
                    ("dual_gemm", "SM90_WIDE_SPLIT2", (200, 256, 1024, 1)),
                    ("dual_gemm", "SM90_WIDE_SWAP", (128, 200, 512, 1)),
+                   ("gemm", "SM90_M128_SWAP_SPLIT2", (128, 200, 512, 1)),
+                   ("gemm", "SM90_M128_SWAP_SPLIT2", (128, 201, 512, 1)),
                    ("gemm", "SM90_M64", (100, 128, 256, 1)),
                    ("gemm", "SM90_M128", (40, 128, 512, 1))]
 

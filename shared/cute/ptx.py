@@ -150,6 +150,15 @@ def mbarrier_complete_tx(bar: Int32, count: Int32, *, loc=None, ip=None) -> None
 
 
 @dsl_user_op
+def st_global_f16x2(addr: Int64, lo, hi, *, loc=None, ip=None) -> None:
+    """Two f32 rounded to fp16 (nearest even) and stored as one 4-byte word at global address addr
+    (4-byte aligned): lo at addr, hi at addr + 2."""
+    asm(None, [Int64(addr).ir_value(loc=loc, ip=ip), Float32(lo).ir_value(loc=loc, ip=ip),
+                Float32(hi).ir_value(loc=loc, ip=ip)],
+         "{.reg .b32 p;\n\tcvt.rn.f16x2.f32 p, $2, $1;\n\tst.global.b32 [$0], p;}", "l,f,f", True, loc, ip)
+
+
+@dsl_user_op
 def st_shared_v2_f32(addr: Int32, v0, v1, *, loc=None, ip=None) -> None:
     """2 x f32 to 8 bytes of shared memory."""
     asm(None, [i32(addr, loc, ip), Float32(v0).ir_value(loc=loc, ip=ip),

@@ -109,6 +109,7 @@ from shared.cute.ptx import (
     ld_shared_v4,
     mbarrier_complete_tx,
     prmt,
+    st_global_f16x2,
     st_shared_v4,
 )
 from shared.cute.sm90_config import K_SUB, ROW_BYTES, SF_ROW_BYTES, Sm90Config
@@ -730,16 +731,34 @@ class Sm90BlockScaledGemm:
         tCgD = thr_mma.partition_C(cute.local_tile(mD, tile, at))
         out = cute.make_rmem_tensor(acc_shape, Float16)
         first, last = (0, cute.size(out)) if elems is None else elems
-        for i in cutlass.range_constexpr(first, last):
-            out[i] = self.epilogue_value(accs, i).to(Float16)
         s_total = mD.shape[1]
-        if cutlass.const_expr(elems is None) and (bid_s + 1) * self.rows_s <= s_total:
-            cute.autovec_copy(out, tCgD)
-        else:
+        if cutlass.const_expr(self.cfg.swap_ab and elems is not None):
+            # D is C itself: fragment elements i, i + 1 (i even) are columns n, n + 1 (n even) of one row
+            # of C, so a split CTA's half goes out in 4-byte stores where N is even (C's rows then start
+            # 4-byte aligned; elementwise fp16 stores cost the swapped split up to 10 % on the H100,
+            # results/TUNING.md), else and at the S side's end value by value
             tCcD = thr_mma.partition_C(cute.local_tile(cute.make_identity_tensor(mD.shape), tile, at))
+            base = mD.iterator.toint()
+            for i in cutlass.range_constexpr(first, last, 2):
+                row, col = tCcD[i]
+                v0, v1 = self.epilogue_value(accs, i), self.epilogue_value(accs, i + 1)
+                if col + 1 < s_total and s_total % 2 == 0:
+                    st_global_f16x2(base + cute.crd2idx((row, col), mD.layout) * 2, v0, v1)
+                else:
+                    if col < s_total:
+                        tCgD[i] = v0.to(Float16)
+                    if col + 1 < s_total:
+                        tCgD[i + 1] = v1.to(Float16)
+        else:
             for i in cutlass.range_constexpr(first, last):
-                if tCcD[i][1] < s_total:
-                    tCgD[i] = out[i]
+                out[i] = self.epilogue_value(accs, i).to(Float16)
+            if cutlass.const_expr(elems is None) and (bid_s + 1) * self.rows_s <= s_total:
+                cute.autovec_copy(out, tCgD)
+            else:
+                tCcD = thr_mma.partition_C(cute.local_tile(cute.make_identity_tensor(mD.shape), tile, at))
+                for i in cutlass.range_constexpr(first, last):
+                    if tCcD[i][1] < s_total:
+                        tCgD[i] = out[i]
 
     @cute.jit
     def _add_split_sums(self, accs, split, buf, ct, halves):
