@@ -5,7 +5,7 @@ CPU tier: every candidate config (split-K and swapped roles included) compiles f
 16 fp16 wgmma per stage and B operand, one TMA load per operand and scale tensor, the exact
 E4M3 -> f16 conversion; SASS has the HGMMAs, no local memory, no accumulator read while a
 wgmma group is in flight, a wgmma group left in flight (not serialized), and decode multiplies
-that read their scale as a half (.H0_H0 / .H1_H1);
+that read their scale as a half (.H0_H0 / .H1_H1); the swapped split's 4-byte stores;
 every manifest shape is accepted; only the R side needs whole tiles; bad shapes raise ValueError;
 the E4M3-route decode is exact (a Python model of its bit operations); the portable path matches
 the reference on the CPU.
@@ -16,6 +16,7 @@ output NaN-poisoned first; partial last S tiles; repeat launches from the kept a
 from __future__ import annotations
 
 import importlib
+import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -81,6 +82,18 @@ def test_sass_check_catches_a_serialized_wgmma_pipeline(dump_root):
     _, cubin = C.artifacts(cls, replace(cmod.SM90_WIDE, consumer_regs=168, producer_regs=88), dump_root)
     assert C.wgmma_serialized(C.sass_of(cubin)[0])
     assert not C.wgmma_serialized(C.sass_of(C.artifacts(cls, cmod.SM90_WIDE, dump_root)[1])[0])
+
+
+def test_swapped_split_stores_pairs_of_columns_as_words(dump_root):
+    """In the swapped roles a split CTA's half goes out in 4-byte stores (two adjacent columns of C), with
+    2-byte stores only as the fallback (odd N, the S side's end): one word per column pair, two halves in its
+    fallback. The transposed roles' split keeps 2-byte stores (a thread's columns are rows of C there)."""
+    _, cmod, _, cls, _, _ = parts("gemm")
+    swap, _ = C.artifacts(cls, cmod.SM90_M128_SWAP_SPLIT2, dump_root)
+    words, halves = (len(re.findall(rf"st\.global\.b{w}\b", swap)) for w in (32, 16))
+    assert words > 0 and halves == 2 * words, (words, halves)
+    transposed, _ = C.artifacts(cls, cmod.SM90_M64_WIDE_SPLIT2, dump_root)
+    assert not re.search(r"st\.global\.b32\b", transposed)
 
 
 def test_e4m3_route_decode_is_exact_for_every_code_and_scale():
