@@ -729,8 +729,7 @@ class Sm90BlockScaledGemm:
         s < S extent are stored."""
         tile, at = (64, self.rows_s), (bid_r * self.n_cwg + cw, bid_s)
         tCgD = thr_mma.partition_C(cute.local_tile(mD, tile, at))
-        out = cute.make_rmem_tensor(acc_shape, Float16)
-        first, last = (0, cute.size(out)) if elems is None else elems
+        first, last = (0, cute.size(acc_shape)) if elems is None else elems
         s_total = mD.shape[1]
         if cutlass.const_expr(self.cfg.swap_ab and elems is not None):
             # D is C itself: fragment elements i, i + 1 (i even) are columns n, n + 1 (n even) of one row
@@ -750,6 +749,7 @@ class Sm90BlockScaledGemm:
                     if col + 1 < s_total:
                         tCgD[i + 1] = v1.to(Float16)
         else:
+            out = cute.make_rmem_tensor(acc_shape, Float16)
             for i in cutlass.range_constexpr(first, last):
                 out[i] = self.epilogue_value(accs, i).to(Float16)
             if cutlass.const_expr(elems is None) and (bid_s + 1) * self.rows_s <= s_total:
