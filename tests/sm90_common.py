@@ -118,3 +118,18 @@ def run_and_check(problem: str, run, case, generator: str):
     assert got.data_ptr() == data[-1].data_ptr(), "the kernel must write into c"
     ok, msg = check_tensor(got, want, 1e-3, 1e-3)
     assert ok, msg
+
+
+# Instructions that touch device (global) memory, or a TMA descriptor that may live there.
+DEVICE_MEMORY_ACCESS = re.compile(r"\b(?:ld|st|atom|red)\.global|\bcp\.(?:async\.bulk|reduce)|\bprefetch\.")
+
+
+def dependent_launch_order(ptx: str) -> tuple[bool, list[str]]:
+    """(whether the kernel lets the next one launch early, the device-memory accesses placed before its
+    first griddepcontrol.wait): the kernel entry's text, in order. A dependent launch (Sm90Config.pdl)
+    is safe only if that list is empty."""
+    body = ptx[ptx.index(".entry"):]
+    wait = body.find("griddepcontrol.wait;")
+    before = body if wait < 0 else body[:wait]
+    accesses = [line.strip() for line in before.splitlines() if DEVICE_MEMORY_ACCESS.search(line)]
+    return "griddepcontrol.launch_dependents;" in body and wait >= 0, accesses

@@ -282,6 +282,14 @@ def test_the_grouped_gemm_loads_through_each_groups_descriptors(kernels):
     assert len(re.findall(r"fence\.proxy\.tensormap::generic\.acquire\.gpu", ptx)) == 4
 
 
+def test_the_grouped_gemm_waits_for_the_kernel_before_it_before_reading_its_tables(kernels, split_pair_kernel):
+    """Dependent launch (Sm90Config.pdl): the tile table, the descriptors and the operands may be the output
+    of the kernel before; nothing of device memory is read before griddepcontrol.wait."""
+    for ptx, _ in (kernels["gemm"], split_pair_kernel):
+        early, accesses = C.dependent_launch_order(ptx)
+        assert early and not accesses, accesses
+
+
 def test_the_pair_kernel_has_a_mainloop_for_one_b_tile_and_one_for_two(pair_kernel):
     ptx, cubin = pair_kernel
     # per 256-K stage: 16 k16 steps per B tile, in a K loop for two B tiles and one for a single one

@@ -5,12 +5,14 @@ CPU tier: every candidate config (split-K and swapped roles included) compiles f
 16 fp16 wgmma per stage and B operand, one TMA load per operand and scale tensor, the exact
 E4M3 -> f16 conversion; SASS has the HGMMAs, no local memory, no accumulator read while a
 wgmma group is in flight, a wgmma group left in flight (not serialized), and decode multiplies
-that read their scale as a half (.H0_H0 / .H1_H1); the swapped split's 4-byte stores;
+that read their scale as a half (.H0_H0 / .H1_H1); the swapped split's 4-byte stores; no
+device-memory access before the dependent launch's griddepcontrol.wait;
 every manifest shape is accepted; only the R side needs whole tiles; bad shapes raise ValueError;
 the E4M3-route decode is exact (a Python model of its bit operations); the portable path matches
 the reference on the CPU.
 GPU tier (sm90): every manifest case and every candidate config, leaderboard and stress data,
-output NaN-poisoned first; partial last S tiles; repeat launches from the kept arguments.
+output NaN-poisoned first; partial last S tiles; repeat launches from the kept arguments; two GEMMs
+chained through memory under the dependent launch (in a queue and a graph), and that chain's control.
 """
 
 from __future__ import annotations
@@ -94,6 +96,21 @@ def test_swapped_split_stores_pairs_of_columns_as_words(dump_root):
     assert words > 0 and halves == 2 * words, (words, halves)
     transposed, _ = C.artifacts(cls, cmod.SM90_M64_WIDE_SPLIT2, dump_root)
     assert not re.search(r"st\.global\.b32\b", transposed)
+
+
+@pytest.mark.parametrize("problem", KERNELS)
+def test_a_dependent_launch_waits_before_touching_device_memory(problem, dump_root):
+    """Sm90Config.pdl (the default): the kernel lets the next one launch early and reads or writes no
+    device memory before griddepcontrol.wait; without it, neither instruction is there."""
+    _, cmod, _, cls, _, _ = parts(problem)
+    config = cmod.choose_sm90(*all_cases(problem)[-1][:3])
+    assert config.pdl
+    early, accesses = C.dependent_launch_order(C.artifacts(cls, config, dump_root)[0])
+    assert early and not accesses, accesses
+    ptx_off, _ = C.artifacts(cls, replace(config, pdl=False), dump_root)
+    assert "griddepcontrol" not in ptx_off
+    # the check sees an access: the kernel without the wait has its loads before the (absent) wait
+    assert C.dependent_launch_order(ptx_off)[1]
 
 
 def test_e4m3_route_decode_is_exact_for_every_code_and_scale():
@@ -341,3 +358,87 @@ def test_submission_dispatches_to_the_sm90_kernel(problem):
     want = ref.ref_kernel(tuple(t.clone() for t in data))
     ok, msg = check_tensor(sub.custom_kernel(data), want, 1e-3, 1e-3)
     assert ok, msg
+
+
+# Two GEMMs chained through memory, for the dependent launch (Sm90Config.pdl): the first runs 8 CTAs for a
+# long K, so the second's CTAs start at once on the idle SMs and wait there; the second reads the first's C
+# as its A (128 rows of 512 bytes: K = 1024) and writes its C over the first's A (128 rows of 8192 bytes:
+# N = 4096 fp16), so a read or a write of device memory before its wait would show in C.
+CHAIN_FIRST = dict(m=128, n=256, k=16384, l=1)
+CHAIN_SECOND = dict(m=128, n=4096, k=1024, l=1)
+
+
+def _chained_gemms(prepare, rounds: int = 3, graph: bool = False) -> list[str]:
+    """`prepare(data)` -> a launch, for each of the two GEMMs; both launched back to back on a side queue
+    (behind a GPU sleep, so that both are queued before the first starts), `rounds` times, the first's A
+    restored and its C poisoned before each. Returns the failed checks."""
+    ref = load_problem("gemm").reference
+    first = ref.generate_stress_input(**CHAIN_FIRST, seed=21, device="cuda")
+    second = list(ref.generate_stress_input(**CHAIN_SECOND, seed=22, device="cuda"))
+    second[0] = first[-1].permute(2, 0, 1).view(torch.uint8).permute(1, 2, 0).view(torch.float4_e2m1fn_x2)
+    second[-1] = first[0].permute(2, 0, 1).view(torch.float16).permute(1, 2, 0)
+    a1 = first[0].clone()
+    want1 = ref.ref_kernel(tuple(t.clone() for t in first))
+    launches = [prepare(first), prepare(tuple(second))]
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    replay = None
+    with torch.cuda.stream(side):
+        for launch in launches:  # bind both on this queue before timing anything
+            launch()
+        if graph:
+            replay = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(replay, stream=side):
+                for launch in launches:
+                    launch()
+    torch.cuda.synchronize()
+    failures = []
+    for r in range(rounds):
+        with torch.cuda.stream(side):
+            first[0].copy_(a1)
+            first[-1].fill_(float("nan"))
+            torch.cuda._sleep(2_000_000)
+            if replay is not None:
+                replay.replay()
+            else:
+                for launch in launches:
+                    launch()
+        torch.cuda.synchronize()
+        ok, msg = check_tensor(first[-1], want1, 1e-3, 1e-3)  # the first read its A before the second wrote it
+        if not ok:
+            failures.append(f"round {r}, first GEMM: {msg}")
+        # the second against its A as the first left it: it read that A only after the first was done
+        got2 = second[-1].clone()
+        want2 = ref.ref_kernel(tuple(t.clone() for t in second))
+        ok, msg = check_tensor(got2, want2, 1e-3, 1e-3)
+        if not ok:
+            failures.append(f"round {r}, second GEMM: {msg}")
+    return failures
+
+
+def _chooser_prepare(data):
+    kmod, cmod = parts("gemm")[:2]
+    a, b = data[0], data[1]
+    return kmod.prepare(data, cmod.choose_sm90(a.shape[0], b.shape[0], 2 * a.shape[1]))
+
+
+@pytest.mark.sm90
+@pytest.mark.parametrize("graph", [False, True], ids=["queue", "graph"])
+def test_a_dependent_launch_reads_and_writes_only_after_the_kernel_before_it(graph):
+    """The second GEMM starts before the first ends (dependent launch) yet reads the first's output and
+    overwrites its input only once the first is complete, in a queue and in a replayed graph."""
+    failures = _chained_gemms(_chooser_prepare, graph=graph)
+    assert not failures, failures
+
+
+@pytest.mark.sm90
+def test_the_chain_catches_a_kernel_that_skips_its_wait(monkeypatch):
+    """The chain test has teeth, and the dependent launch is in effect: compiled without the wait (the
+    trigger kept), the second GEMM's CTAs, started early, read the first's C before it is written."""
+    from shared.cute import sm90_host
+    from shared.cute.compile_cache import CompileCache
+
+    monkeypatch.setattr(sm90_host, "_SM90_COMPILED", CompileCache())  # the broken kernel stays in this test
+    monkeypatch.setattr(cutlass.cute.arch, "griddepcontrol_wait", lambda *a, **k: None)
+    failures = _chained_gemms(_chooser_prepare)
+    assert any("second GEMM" in f for f in failures), failures

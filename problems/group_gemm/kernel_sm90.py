@@ -304,7 +304,7 @@ def _kernel_class():
             splits = self.cfg.splits  # a cluster of `splits` CTAs along z per tile, each a share of its K tiles
             launch_queue.launch(self.grouped_kernel(*atoms, self._tiled_mma(), meta, table, p_descs), queue,
                                 grid=[ctas, 1, splits], block=[self.cfg.threads, 1, 1], cluster=[1, 1, splits],
-                                min_blocks_per_mp=1)
+                                min_blocks_per_mp=1, use_pdl=self.cfg.pdl)
 
         @cute.kernel
         def grouped_kernel(self, tma_0: cute.CopyAtom, g_0: cute.Tensor, tma_sf0: cute.CopyAtom,
@@ -315,6 +315,8 @@ def _kernel_class():
             ops = [(tma_0, g_0, tma_sf0, g_sf0), (tma_1, g_1, tma_sf1, g_sf1), (tma_2, g_2, tma_sf2, g_sf2)]
             c, _, split = cute.arch.block_idx()
             ctas, _, _ = cute.arch.grid_dim()
+            if cutlass.const_expr(self.cfg.pdl):
+                cute.arch.griddepcontrol_wait()  # the table may be the earlier kernel's output (Sm90Config.pdl)
             # rows c, c + ctas, ..: this CTA's tiles, their count in the first one
             self._tiles(ops, tiled_mma, (meta, table, p_descs, split), (c, c + table[c, 3] * ctas, ctas))
 
@@ -335,7 +337,7 @@ def _kernel_class():
                 return TileWork(mD, k_tiles, kt_own, split * kt_own, bid_s, bid_r, split, descs)
             return TileWork(mD, k_tiles, k_tiles, Int32(0), bid_s, bid_r, Int32(0), descs)
 
-    del Int64, cutlass
+    del Int64
     return GroupGemmSm90
 
 

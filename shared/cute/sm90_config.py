@@ -42,6 +42,11 @@ class Sm90Config:
     operand and no swap_ab), each with its own accumulator, as the dual GEMM has B1 and B2:
     every A tile the decoders decode then serves r_tiles x reg_rows rows of B (the grouped GEMM's
     pairs of B tiles: half the A decodes).
+    pdl: programmatic dependent launch: the kernel may start while the kernel before it in the
+    queue finishes (its CTAs take the SMs that grid frees), and lets the kernel after it do the
+    same. Every thread waits (griddepcontrol.wait: the earlier grid complete, its writes visible)
+    before its first access to device memory, so only the launch and the prologue (shared-memory
+    barriers, register hand-over) overlap the earlier kernel; outputs are as without it.
     """
 
     smem_rows: int = 128
@@ -60,6 +65,7 @@ class Sm90Config:
     splits: int = 1
     swap_ab: bool = False
     r_tiles: int = 1
+    pdl: bool = True
 
     @property
     def reg_rows(self) -> int:

@@ -256,7 +256,7 @@ class Sm90BlockScaledGemm:
         self.shared_storage = self._shared_storage()
         launch_queue.launch(self.kernel(*atoms, mD, self._tiled_mma(), k_tiles), queue,
                             grid=grid, block=[self.cfg.threads, 1, 1], cluster=[1, 1, self.cfg.splits],
-                            min_blocks_per_mp=1)
+                            min_blocks_per_mp=1, use_pdl=self.cfg.pdl)
 
     def _tiled_mma(self):
         """wgmma 64 x rows_s x 16, fp16 operands (the R side from registers), fp32 accumulators."""
@@ -370,6 +370,12 @@ class Sm90BlockScaledGemm:
             producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, n_dec),
             consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 32 * n_consumer_warps))
 
+        if cutlass.const_expr(self.cfg.pdl):
+            # Sm90Config.pdl: the next kernel in the queue may launch now (every CTA of this grid is
+            # resident once all have passed here), and nothing below touches device memory before
+            # the kernel before this one is complete
+            cute.arch.griddepcontrol_launch_dependents()
+            cute.arch.griddepcontrol_wait()
         if wg < self.cfg.n_dwg:
             cute.arch.setmaxregister_decrease(self.cfg.producer_regs)
             if warp == 0:
