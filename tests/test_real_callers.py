@@ -6,6 +6,8 @@ captured (shared/cute/launch_queue.py).
 
 from __future__ import annotations
 
+import gc
+
 import pytest
 import torch
 
@@ -52,9 +54,22 @@ def _race_case(problem, prob, sub, queue, rounds=3, case=None):
     return failure
 
 
-def _graph_case(problem, prob, sub, case=None):
+def _forget_prepared_launches(sub, queue) -> list:
+    """What a caller's later calls can do to a captured call: the submission's cache of prepared launches
+    emptied (it is cleared when full) and garbage collected, the freed device memory handed to new
+    tensors full of 0xFF bytes (returned: keep them alive while the graph replays). `queue`: where the
+    launch was prepared (torch's allocator gives a freed block back to its own queue first)."""
+    getattr(sub, "_dispatch", sub.custom_kernel).prepared.clear()
+    gc.collect()
+    with torch.cuda.stream(queue):
+        return [torch.full((size,), 0xFF, dtype=torch.uint8, device="cuda")
+                for size in (512, 1024, 2048, 4096, 16384, 65536) for _ in range(64)]
+
+
+def _graph_case(problem, prob, sub, case=None, forget=False):
     """Capture one call on `case` (default the last test case), then replay it 3 times on new values
-    copied into the same tensors, C poisoned before each replay; asserts each replay's result."""
+    copied into the same tensors, C poisoned before each replay; asserts each replay's result. forget:
+    the submission lets go of the call's prepared launch between capture and replays."""
     case = case or prob.tests[-1]
     data = prob.reference.generate_stress_input(**case, device="cuda")
     side = torch.cuda.Stream()
@@ -66,6 +81,7 @@ def _graph_case(problem, prob, sub, case=None):
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):
         sub.custom_kernel(data)
+    junk = _forget_prepared_launches(sub, side) if forget else []
     for i in range(3):
         new = prob.reference.generate_stress_input(**{**case, "seed": case["seed"] + 11 * (i + 1)}, device="cuda")
         want = prob.reference.ref_kernel(new)
@@ -77,6 +93,7 @@ def _graph_case(problem, prob, sub, case=None):
         ok, msg = _matches(problem, prob, out, want)
         assert ok, f"replay {i}: {msg}"
     torch.cuda.synchronize()
+    del junk
 
 
 @pytest.mark.gpu
@@ -102,6 +119,15 @@ def test_the_race_test_fails_when_the_launch_is_forced_onto_the_default_queue(pr
 def test_a_captured_call_replays_on_new_values_in_the_same_tensors(problem):
     prob, sub = _problem_and_submission(problem)
     _graph_case(problem, prob, sub)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("problem", PROBLEMS)
+def test_a_captured_call_replays_after_the_submission_lets_go_of_it(problem):
+    """A graph replays a launch with the addresses it had at capture: the device tables the launch points
+    into (the grouped GEMM's group and tile tables and TMA descriptors) outlive the prepared launch."""
+    prob, sub = _problem_and_submission(problem)
+    _graph_case(problem, prob, sub, forget=True)
 
 
 @pytest.mark.gpu

@@ -11,7 +11,7 @@ import torch
 
 from shared import dispatch as dispatch_module
 from shared.call_cache import PreparedCalls
-from shared.cute import launch_queue
+from shared.cute import launch_binding, launch_queue
 from shared.cute.host_check import tensor_key
 from shared.cute.launch_binding import PreparedLaunch
 from shared.device_facts import device_arch
@@ -27,6 +27,8 @@ def fake_queue(monkeypatch):
     QUEUE["raw"] = 0
     monkeypatch.setattr(launch_queue, "current", lambda device_index: QUEUE["raw"])
     monkeypatch.setattr(launch_queue, "argument", lambda raw: 0x50 + raw)
+    monkeypatch.setattr(launch_queue, "capturing", lambda raw: raw in QUEUE.get("capturing", ()))
+    QUEUE["capturing"] = ()
 
 
 class FakeExecutor:
@@ -114,6 +116,22 @@ def test_a_function_without_the_split_entry_points_is_called_plainly():
     for _ in range(3):
         launch()
     assert calls == [(1, 0x50)] * 3
+
+
+def test_a_launch_captured_into_a_graph_keeps_what_it_points_into_after_its_owner_lets_go(monkeypatch):
+    """A graph replays a launch with the addresses it had at capture: the launch's device tables (its
+    `hold`) must outlive the PreparedLaunch that the caller's cache drops, and only captured ones."""
+    monkeypatch.setattr(launch_binding, "_CAPTURED_HOLDS", {})
+    captured_table, eager_table = torch.zeros(4), torch.zeros(4)
+    QUEUE["capturing"] = (7,)
+    for raw, table in ((7, captured_table), (0, eager_table)):
+        QUEUE["raw"] = raw
+        launch = PreparedLaunch(FakeCompiled(), [1], GPU, hold=table)
+        for _ in range(3):  # the first launch on a queue (checked) and the bound ones alike
+            launch()
+        del launch
+    alive = list(launch_binding._CAPTURED_HOLDS.values())
+    assert len(alive) == 1 and alive[0] is captured_table
 
 
 def test_tensor_key_tells_apart_address_shape_strides_and_dtype():

@@ -70,6 +70,14 @@ def call_on_current_queue(fn: Callable, args: list, device: torch.device) -> Non
     fn(*with_queue(args, launch_queue.current(device_index(device))))
 
 
+# What launches captured into a CUDA graph point into (PreparedLaunch's `hold`), by id, for the life of
+# the process: a graph replays its launches with the addresses they had at capture, and torch does not
+# say when a graph dies, so a table the caller's cache lets go of would be freed under it (and its
+# memory given to other tensors: wrong results or an illegal instruction at the next replay). Holds are
+# small (kilobytes of tables) and pinned once per launch, however often it is captured.
+_CAPTURED_HOLDS: dict[int, Any] = {}
+
+
 class PreparedLaunch:
     """A compiled CuTe function bound to fixed arguments; calling it launches with one C call (no
     argument checks, no marshalling) on torch's current queue of `device` (launch_queue.py), which
@@ -80,13 +88,16 @@ class PreparedLaunch:
 
     def __init__(self, fn: Callable, args: list, device: torch.device, hold: Any = None) -> None:
         # `hold`: what the arguments point into and nothing else keeps alive (the grouped GEMM's
-        # device-side table of group pointers and its TMA descriptor workspace).
+        # device-side table of group pointers and its TMA descriptor workspace, a scratch output);
+        # pinned for good once a launch is captured into a CUDA graph (_CAPTURED_HOLDS).
         self._fn, self._args, self._hold = fn, args, hold
         self._device = device_index(device)
         self._bound: dict = {}  # raw queue handle -> (entry, packed, status, keep)
 
     def __call__(self) -> None:
         raw = launch_queue.current(self._device)
+        if self._hold is not None and launch_queue.capturing(raw):
+            _CAPTURED_HOLDS[id(self._hold)] = self._hold
         bound = self._bound.get(raw)
         if bound is None:  # the first launch on this queue is the DSL's own checked call
             args = with_queue(self._args, raw)

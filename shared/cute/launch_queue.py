@@ -37,6 +37,13 @@ def argument(raw: int):
     return _driver.CUstream(raw)
 
 
+def capturing(raw: int) -> bool:
+    """Whether the queue `raw` is being captured into a CUDA graph (a launch made now is replayed
+    later, for as long as the graph lives)."""
+    err, status = _driver.cuStreamIsCapturing(_driver.CUstream(raw))
+    return err == _driver.CUresult.CUDA_SUCCESS and status != _driver.CUstreamCaptureStatus.CU_STREAM_CAPTURE_STATUS_NONE
+
+
 def placeholder():
     """The queue argument to compile against (no GPU needed; the value is not kept)."""
     return _driver.CUstream(0)

@@ -21,6 +21,10 @@ def argument(raw: None) -> None:
     return None
 
 
+def capturing(raw: None) -> bool:
+    return False  # the default queue is never captured
+
+
 def placeholder() -> None:
     return None
 
