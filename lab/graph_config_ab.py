@@ -1,0 +1,101 @@
+"""Does one field of the sm90 config change the CUDA-graph replay time? (issue 34's metric)
+
+    python lab/graph_config_ab.py PROBLEM FIELD=V1,V2,... [REPS] [--case=N]
+    e.g. python lab/graph_config_ab.py gemm pdl=0,1,0,1 20
+
+For each benchmark case of gemm, dual_gemm or group_gemm: the chooser's config with FIELD set to each
+value (integers; repeat a value to see the run's spread), one graph per value capturing the call over
+rotating inputs (enough to exceed L2 four times, as the evaluator's --graph; the inputs alternate the
+leaderboard and the stress generator). Each graph's replay is checked against the reference (outputs
+NaN-poisoned first), then the graphs are replayed interleaved, REPS times each (default 15); the table
+gives the median us per call. Needs an sm_90 GPU and CuTe DSL; the answer for pdl is in results/pdl/.
+"""
+
+import math
+import statistics
+import sys
+from dataclasses import replace
+
+import torch
+
+sys.path.insert(0, ".")
+from harness.check import check  # noqa: E402
+from harness.problem import load_problem  # noqa: E402
+from harness.worker import clone_data  # noqa: E402
+
+
+def launcher(problem: str, data, field: str, value: int):
+    """The call's bound launch with the chooser's config, FIELD = value."""
+    if problem == "group_gemm":
+        from problems.group_gemm import kernel_sm90 as K
+
+        sizes = [tuple(s) for s in data[3]]
+        config = K.choose_config(tuple(sizes), "long_first", torch.cuda.get_device_properties(0).multi_processor_count)
+        return K.prepare(data, sizes, config=replace(config, **{field: value}))
+    kernel = __import__(f"problems.{problem}.kernel_sm90", fromlist=["prepare"])
+    choose = __import__(f"problems.{problem}.config", fromlist=["choose_sm90"]).choose_sm90
+    a, b = data[0], data[1]
+    return kernel.prepare(data, replace(choose(a.shape[0], b.shape[0], 2 * a.shape[1]), **{field: value}))
+
+
+def main() -> None:
+    args = [a for a in sys.argv[1:] if not a.startswith("--case=")]
+    only = next((int(a[7:]) for a in sys.argv[1:] if a.startswith("--case=")), None)
+    problem, setting = args[0], args[1]
+    reps = int(args[2]) if len(args) > 2 else 15
+    field, values = setting.split("=")
+    values = [int(v) for v in values.split(",")]
+    prob = load_problem(problem)
+    ref = prob.reference
+    l2 = torch.cuda.get_device_properties(0).L2_cache_size
+    table = []
+    for ci, case in enumerate(prob.benchmarks):
+        if only is not None and ci != only:
+            continue
+        n = max(2, min(64, math.ceil(4 * l2 / ref.cost(**case)[0])))
+        gens = (ref.generate_input, ref.generate_stress_input)
+        datas = [gens[i % 2](**{**case, "seed": case["seed"] + 42 * (i + 1)}, device="cuda") for i in range(n)]
+        copies = [clone_data(d) for d in datas]
+        graphs, keep = [], []
+        for value in values:
+            launches = [launcher(problem, d, field, value) for d in datas]
+            for launch in launches:  # compile and bind outside the capture
+                launch()
+            torch.cuda.synchronize()
+            graph = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(graph):
+                for launch in launches:
+                    launch()
+            for d in datas:
+                out = ref.output_of(d)
+                for t in out if isinstance(out, list | tuple) else [out]:
+                    t.fill_(float("nan"))
+            graph.replay()
+            torch.cuda.synchronize()
+            for i, d in enumerate(datas):
+                ok, msg = check(prob, clone_data(copies[i]), ref.output_of(d))
+                if not ok:
+                    sys.exit(f"case {ci}, {field}={value}, input {i}: wrong result: {msg}")
+            graphs.append(graph)
+            keep.append(launches)
+        times = [[] for _ in values]
+        for _ in range(reps):
+            for graph, t in zip(graphs, times):  # interleaved: drift hits every value alike
+                start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                torch.cuda.synchronize()
+                start.record()
+                graph.replay()
+                end.record()
+                end.synchronize()
+                t.append(start.elapsed_time(end) * 1e3 / n)
+        table.append((ci, n, [statistics.median(t) for t in times]))
+        print(f"case {ci} ({n} inputs): " + "  ".join(f"{field}={v} {m:.2f}" for v, m in zip(values, table[-1][2])),
+              flush=True)
+    print(f"== {problem}: graph replay us per call, median of {reps} replays")
+    print("case  inputs" + "".join(f"{field + '=' + str(v):>10}" for v in values))
+    for ci, n, medians in table:
+        print(f"{ci:<6}{n:>6}" + "".join(f"{m:10.2f}" for m in medians))
+
+
+if __name__ == "__main__":
+    main()
