@@ -9,10 +9,10 @@ flush), the peer's graph time, ours / peer, the floor, ours / floor, and whether
 goal (faster than the peer and within 2.0x of the floor, both in graph replay). The floor is the case's
 FLOPs (2·M·N·K, twice that for dual_gemm, summed over groups) at issue 34's fixed 790 TFLOP/s, not at the
 bf16 rate the run measured (the evaluator's `ceilings`, shown beside it): that rate moves between runs
-(756-782 on the lent H100), and a verdict must not turn "met" because a run measured a slower GPU. Other impls of the run (bf16-predecoded, an earlier packaged
-file: a bundle is never graph-captured, so only its mean) get a column each; --before adds an earlier
-run's submission of the same problem (its mean and graph time), e.g. the previous commit's tree run in
-the same lease.
+(741-792 on the lent H100), and a verdict must not turn "met" because a run measured a slower GPU. Other
+impls of the run (bf16-predecoded, an earlier packaged file: a bundle is never graph-captured, so only its
+mean) get a column each; --before adds an earlier run's submission of the same problem (its mean and
+graph time), e.g. the previous commit's tree run in the same lease.
 """
 
 from __future__ import annotations

@@ -41,7 +41,8 @@ def capturing(raw: int) -> bool:
     """Whether the queue `raw` is being captured into a CUDA graph (a launch made now is replayed
     later, for as long as the graph lives)."""
     err, status = _driver.cuStreamIsCapturing(_driver.CUstream(raw))
-    return err == _driver.CUresult.CUDA_SUCCESS and status != _driver.CUstreamCaptureStatus.CU_STREAM_CAPTURE_STATUS_NONE
+    none = _driver.CUstreamCaptureStatus.CU_STREAM_CAPTURE_STATUS_NONE
+    return err == _driver.CUresult.CUDA_SUCCESS and status != none
 
 
 def placeholder():
