@@ -1,9 +1,9 @@
-"""Does one field of the sm90 config change the CUDA-graph replay time? (issue 34's metric)
+"""Does one field of an sm90 kernel's config change the CUDA-graph replay time? (issue 34's metric)
 
     python lab/graph_config_ab.py PROBLEM FIELD=V1,V2,... [REPS] [--case=N]
     e.g. python lab/graph_config_ab.py gemm pdl=0,1,0,1 20
 
-For each benchmark case of gemm, dual_gemm or group_gemm: the chooser's config with FIELD set to each
+For each benchmark case of gemv, gemm, dual_gemm or group_gemm: the chooser's config with FIELD set to each
 value (integers; repeat a value to see the run's spread), one graph per value capturing the call over
 rotating inputs (enough to exceed L2 four times, as the evaluator's --graph; the inputs alternate the
 leaderboard and the stress generator). Each graph's replay is checked against the reference (outputs
@@ -26,12 +26,19 @@ from harness.worker import clone_data  # noqa: E402
 
 def launcher(problem: str, data, field: str, value: int):
     """The call's bound launch with the chooser's config, FIELD = value."""
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
     if problem == "group_gemm":
         from problems.group_gemm import kernel_sm90 as K
 
         sizes = [tuple(s) for s in data[3]]
-        config = K.choose_config(tuple(sizes), "long_first", torch.cuda.get_device_properties(0).multi_processor_count)
+        config = K.choose_config(tuple(sizes), "long_first", sms)
         return K.prepare(data, sizes, config=replace(config, **{field: value}))
+    if problem == "gemv":
+        from problems.gemv import kernel_sm90 as K
+        from problems.gemv.config import choose_sm90
+
+        m, half_k, l = data[0].shape
+        return K.prepare(data, replace(choose_sm90(m, 2 * half_k, l, sms), **{field: value}), sms)
     kernel = __import__(f"problems.{problem}.kernel_sm90", fromlist=["prepare"])
     choose = __import__(f"problems.{problem}.config", fromlist=["choose_sm90"]).choose_sm90
     a, b = data[0], data[1]
