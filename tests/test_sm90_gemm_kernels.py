@@ -384,7 +384,7 @@ def _chained_gemms(prepare, rounds: int = 3, graph: bool = False) -> list[str]:
     side.wait_stream(torch.cuda.current_stream())
     replay = None
     with torch.cuda.stream(side):
-        for launch in launches:  # bind both on this queue before timing anything
+        for launch in launches:  # bound on this queue (the DSL's checked first launch) before the rounds
             launch()
         if graph:
             replay = torch.cuda.CUDAGraph()
