@@ -4,11 +4,12 @@
     e.g. python lab/graph_config_ab.py gemm pdl=0,1,0,1 20
 
 For each benchmark case of gemv, gemm, dual_gemm or group_gemm: the chooser's config with FIELD set to each
-value (integers; repeat a value to see the run's spread), one graph per value capturing the call over
-rotating inputs (enough to exceed L2 four times, as the evaluator's --graph; the inputs alternate the
-leaderboard and the stress generator). Each graph's replay is checked against the reference (outputs
-NaN-poisoned first), then the graphs are replayed interleaved, REPS times each (default 15); the table
-gives the median us per call. Needs an sm_90 GPU and CuTe DSL; the answer for pdl is in results/pdl/.
+value (integers; repeat a value to see the run's spread), one graph per value capturing the call over rotating
+inputs (enough to exceed L2 four times, at most the evaluator's GRAPH_MAX_INPUTS; unlike its --graph, not at
+least the problem's inputs per sample; the inputs alternate the leaderboard and the stress generator). Each
+graph's replay is checked against the reference (outputs NaN-poisoned first), then the graphs are replayed
+interleaved, REPS times each (default 15); the table gives the median us per call. Needs an sm_90 GPU and CuTe
+DSL; the answer for pdl is in results/pdl/.
 """
 
 import math
@@ -21,7 +22,7 @@ import torch
 sys.path.insert(0, ".")
 from harness.check import check  # noqa: E402
 from harness.problem import load_problem  # noqa: E402
-from harness.worker import clone_data  # noqa: E402
+from harness.worker import GRAPH_MAX_INPUTS, clone_data  # noqa: E402
 
 
 def launcher(problem: str, data, field: str, value: int):
@@ -59,7 +60,7 @@ def main() -> None:
     for ci, case in enumerate(prob.benchmarks):
         if only is not None and ci != only:
             continue
-        n = max(2, min(64, math.ceil(4 * l2 / ref.cost(**case)[0])))
+        n = max(2, min(GRAPH_MAX_INPUTS, math.ceil(4 * l2 / ref.cost(**case)[0])))
         gens = (ref.generate_input, ref.generate_stress_input)
         datas = [gens[i % 2](**{**case, "seed": case["seed"] + 42 * (i + 1)}, device="cuda") for i in range(n)]
         copies = [clone_data(d) for d in datas]
