@@ -86,16 +86,23 @@ def test_sass_check_catches_a_serialized_wgmma_pipeline(dump_root):
     assert not C.wgmma_serialized(C.sass_of(C.artifacts(cls, cmod.SM90_WIDE, dump_root)[1])[0])
 
 
-def test_swapped_split_stores_pairs_of_columns_as_words(dump_root):
+def test_epilogues_store_pairs_of_columns_as_words(dump_root):
     """In the swapped roles a split CTA's half goes out in 4-byte stores (two adjacent columns of C), with
     2-byte stores only as the fallback (odd N, the S side's end): one word per column pair, two halves in its
-    fallback. The transposed roles' split keeps 2-byte stores (a thread's columns are rows of C there)."""
+    fallback. In the transposed roles (a thread's two columns are rows of C) every store is a 4-byte word
+    too, each after one exchange with lane ^ 4 (whose columns of C are the adjacent ones), split or not."""
     _, cmod, _, cls, _, _ = parts("gemm")
     swap, _ = C.artifacts(cls, cmod.SM90_M128_SWAP_SPLIT2, dump_root)
     words, halves = (len(re.findall(rf"st\.global\.b{w}\b", swap)) for w in (32, 16))
     assert words > 0 and halves == 2 * words, (words, halves)
-    transposed, _ = C.artifacts(cls, cmod.SM90_M64_WIDE_SPLIT2, dump_root)
-    assert not re.search(r"st\.global\.b32\b", transposed)
+    for config in (cmod.SM90_M64_WIDE, cmod.SM90_M64_WIDE_SPLIT2):
+        transposed, _ = C.artifacts(cls, config, dump_root)
+        words = len(re.findall(r"st\.global\.b32\b", transposed))
+        # 64 x 64 accumulators per warpgroup: 32 values per thread, 16 words (a split: its two halves
+        # are two branches of 8)
+        assert words == 16, (config, words)
+        assert len(re.findall(r"shfl\.sync\.bfly\.b32 \S+, \S+, 4,", transposed)) == words
+        assert not re.search(r"st\.global\.b16\b", transposed)
 
 
 @pytest.mark.parametrize("problem", KERNELS)

@@ -159,6 +159,19 @@ def st_global_f16x2(addr: Int64, lo, hi, *, loc=None, ip=None) -> None:
 
 
 @dsl_user_op
+def st_global_f16x2_exchanged(addr: Int64, lo, hi, sel, store, *, loc=None, ip=None) -> None:
+    """lo, hi rounded to an f16x2 word (lo in the low half), exchanged with lane ^ 4's word
+    (shfl.sync.bfly: every lane of the warp takes part, whatever `store`); where `store` is non-zero
+    the 4-byte word prmt(own, lane ^ 4's, sel) is stored at global address addr (4-byte aligned)."""
+    asm(None, [Int64(addr).ir_value(loc=loc, ip=ip), Float32(lo).ir_value(loc=loc, ip=ip),
+                Float32(hi).ir_value(loc=loc, ip=ip), u32(sel, loc, ip), u32(store, loc, ip)],
+         "{.reg .b32 p, q;\n\t.reg .pred ok;\n\tcvt.rn.f16x2.f32 p, $2, $1;\n\t"
+         "shfl.sync.bfly.b32 q, p, 4, 0x1f, 0xffffffff;\n\t"
+         "prmt.b32 p, p, q, $3;\n\tsetp.ne.u32 ok, $4, 0;\n\t@ok st.global.b32 [$0], p;}",
+         "l,f,f,r,r", True, loc, ip)
+
+
+@dsl_user_op
 def st_shared_v2_f32(addr: Int32, v0, v1, *, loc=None, ip=None) -> None:
     """2 x f32 to 8 bytes of shared memory."""
     asm(None, [i32(addr, loc, ip), Float32(v0).ir_value(loc=loc, ip=ip),

@@ -29,9 +29,11 @@ the default roles. CTA = n_dwg + n_cwg warpgroups:
   the last n_cwg warpgroups: consumers, 64 rows of each B per warpgroup; per round (chunk_k = 32
                         or 64 K) decode the warpgroup's B fragments into registers (2 register
                         sets, so the decode of round j+1 overlaps the wgmma of round j; the packed
-                        words of round j+1 are loaded before the wgmma of j), wgmma m64 x smem_rows
-                        x k16, then the epilogue straight from registers (C is written through a
-                        transposed view).
+                        words of round j+1 are loaded before the wgmma of j; a round waits for its
+                        decoded A sub-tile only after its own decode, just before its wgmma),
+                        wgmma m64 x smem_rows x k16, then the epilogue straight from registers (C
+                        is written through a transposed view, two lanes swapping halves so that
+                        every store is a 4-byte word of two adjacent columns).
                         A thread's scales come in one 64-bit load per row, operand and half stage,
                         and one conversion serves its two rows (fewer consumer instructions than
                         byte loads per chunk). Measurements of these choices: results/TUNING.md.
@@ -110,6 +112,7 @@ from shared.cute.ptx import (
     mbarrier_complete_tx,
     prmt,
     st_global_f16x2,
+    st_global_f16x2_exchanged,
     st_shared_v4,
 )
 from shared.cute.sm90_config import K_SUB, ROW_BYTES, SF_ROW_BYTES, Sm90Config
@@ -184,7 +187,6 @@ class Sm90BlockScaledGemm:
         self.stages = config.stages
         self.a_slots = config.a_slots
         self.ns, self.nr = config.operands(self.num_b)
-        self.unit_cols = 2 * config.a_batch  # decoder units per row, S operand and batch (a power of two)
 
     @staticmethod
     def can_implement(m: int, n: int, k: int, l: int, config: Sm90Config) -> bool:
@@ -450,11 +452,8 @@ class Sm90BlockScaledGemm:
         `s_rows` on are not decoded (TMA zero-filled them) and their slots keep whatever they held:
         row s of the S tile feeds only accumulator column s, which the epilogue does not store for
         those rows, so stale (even non-finite) values there change nothing that is written."""
-        ns, rows_s, n_dec, skip = self.ns, self.rows_s, self.cfg.decoder_threads, self.cfg.debug_skip
-        s4_base, s4_stage, s4_bytes, s16_base, s16_sub = at.s4_base, at.s4_stage, at.s4_bytes, at.s16_base, at.s16_sub
-        sfs_base, sfs_stage, sfs_bytes = at.sfs_base, at.sfs_stage, at.sfs_bytes
-        # ---------------- S-side decoders (warps 1 .. 4*n_dwg-1): 256-K stage -> four 64-K
-        # fp16 sub-tiles of every S operand
+        rows_s = self.rows_s
+        s4_base, s4_stage, sfs_base, sfs_stage = at.s4_base, at.s4_stage, at.sfs_base, at.sfs_stage
         dt = tidx - 32
         # unit u = col * rows_s + row: 32-K chunk `col` (S operand, then chunk of the batch) of
         # row `row`; thread dt takes units dt, dt + n_dec, ...; consecutive threads take
@@ -464,7 +463,6 @@ class Sm90BlockScaledGemm:
         # n_dec and rows_s are multiples of 8, so every unit of a thread has the same row % 8
         sw = dt & 7
         sts_off = [(p ^ (sw & 3)) * 16 for p in range(4)]
-        cols, cols_log2 = self.unit_cols, self.unit_cols.bit_length() - 1
         ld_state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, self.cfg.a_ring)
         a_state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, self.a_slots)
         a_com = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, self.a_slots)
@@ -477,45 +475,56 @@ class Sm90BlockScaledGemm:
                 s_rows = mD.shape[1] - bid_s * rows_s
             for _kt in cutlass.range(kt_own, unroll=1):
                 lda_pipe.consumer_wait(ld_state)
-                src_stage = s4_base + ld_state.index * s4_stage
-                sf_stage = sfs_base + ld_state.index * sfs_stage
-                # a_batch sub-tiles per hand-off: one proxy fence and barrier round per batch
-                # (consecutive ring slots, wrapping around the ring)
-                nbat = self.cfg.a_batch
-                for h in cutlass.range_constexpr(4 // nbat):
-                    a16_pipe.producer_acquire(a_state)
-                    slot0 = a_state.index
-                    a_state.advance()
-                    for _sub in cutlass.range_constexpr(nbat - 1):
-                        a16_pipe.producer_acquire(a_state)
-                        a_state.advance()
-                    row, col = row_first, col_first
-                    for _u in cutlass.range(dt, 0 if skip & 1 else cols * rows_s * ns, n_dec,
-                                            unroll=self.cfg.a_unroll):
-                        op, cl = (col >> cols_log2, col & (cols - 1)) if ns > 1 else (0, col)
-                        slot = slot0 + (cl >> 1)  # (slot0 + cl // 2) mod a_slots, slot0 < a_slots
-                        if slot >= self.a_slots:
-                            slot = slot - self.a_slots
-                        exists = True  # without the skip: a compile-time True, no test in the loop
-                        if cutlass.const_expr(self.skip_rows_past_extent):
-                            exists = row < s_rows
-                        if exists:
-                            self._decode_unit_to_smem(src_stage + op * s4_bytes, sf_stage + op * sfs_bytes,
-                                                      s16_base + (slot * ns + op) * s16_sub, row, cols * h + cl,
-                                                      cl & 1, sw, sts_off)
-                        row = row + n_dec % rows_s
-                        col = col + n_dec // rows_s
-                        if row >= rows_s:
-                            row = row - rows_s
-                            col = col + 1
-                    # generic-proxy stores -> visible to the wgmma (async proxy) reads
-                    cute.arch.fence_proxy("async.shared", space="cta")
-                    for _sub in cutlass.range_constexpr(nbat):
-                        a16_pipe.producer_commit(a_com)
-                        a_com.advance()
+                stage = (s4_base + ld_state.index * s4_stage, sfs_base + ld_state.index * sfs_stage)
+                thread = (dt, row_first, col_first, sw, sts_off, s_rows)
+                a_state, a_com = self._decode_stage(at, stage, thread, a16_pipe, a_state, a_com)
                 lda_pipe.consumer_release(ld_state)
                 ld_state.advance()
 
+
+    @cute.jit
+    def _decode_stage(self, at, stage, thread, a16_pipe, a_state, a_com):
+        """One packed stage of the S side (at shared addresses `stage` = (values, scales)) -> its four
+        sub-tiles in the decoded ring, a_batch sub-tiles per hand-off (one proxy fence and barrier
+        round per batch, into consecutive ring slots that wrap around the ring). Returns the ring's
+        acquire and commit states, advanced."""
+        ns, rows_s, n_dec, skip = self.ns, self.rows_s, self.cfg.decoder_threads, self.cfg.debug_skip
+        nbat = self.cfg.a_batch
+        src_stage, sf_stage = stage
+        dt, row_first, col_first, sw, sts_off, s_rows = thread
+        cols = 2 * nbat  # units per row, S operand and batch (a power of two)
+        cols_log2 = cols.bit_length() - 1
+        for h in cutlass.range_constexpr(4 // nbat):
+            a16_pipe.producer_acquire(a_state)
+            slot0 = a_state.index
+            a_state.advance()
+            for _sub in cutlass.range_constexpr(nbat - 1):
+                a16_pipe.producer_acquire(a_state)
+                a_state.advance()
+            row, col = row_first, col_first
+            for _u in cutlass.range(dt, 0 if skip & 1 else cols * rows_s * ns, n_dec, unroll=self.cfg.a_unroll):
+                op, cl = (col >> cols_log2, col & (cols - 1)) if ns > 1 else (0, col)
+                slot = slot0 + (cl >> 1)  # (slot0 + cl // 2) mod a_slots, slot0 < a_slots
+                if slot >= self.a_slots:
+                    slot = slot - self.a_slots
+                exists = True  # without the skip: a compile-time True, no test in the loop
+                if cutlass.const_expr(self.skip_rows_past_extent):
+                    exists = row < s_rows
+                if exists:
+                    self._decode_unit_to_smem(src_stage + op * at.s4_bytes, sf_stage + op * at.sfs_bytes,
+                                              at.s16_base + (slot * ns + op) * at.s16_sub, row, cols * h + cl,
+                                              cl & 1, sw, sts_off)
+                row = row + n_dec % rows_s
+                col = col + n_dec // rows_s
+                if row >= rows_s:
+                    row = row - rows_s
+                    col = col + 1
+            # generic-proxy stores -> visible to the wgmma (async proxy) reads
+            cute.arch.fence_proxy("async.shared", space="cta")
+            for _sub in cutlass.range_constexpr(nbat):
+                a16_pipe.producer_commit(a_com)
+                a_com.advance()
+        return a_state, a_com
 
     @cute.jit
     def consumers(self, tidx, warp, wg, tiled_mma, sS16, at, ctx, tiles, ldb_pipe, a16_pipe):
@@ -629,7 +638,6 @@ class Sm90BlockScaledGemm:
 
             words = load_words(r_stage, 0)
             for sub in cutlass.range_constexpr(4):
-                a16_pipe.consumer_wait(a_state)
                 if cutlass.const_expr(sub % 2 == 0):
                     sf_words = []
                     for r in cutlass.range_constexpr(0 if skip & 2 else nr):
@@ -657,6 +665,10 @@ class Sm90BlockScaledGemm:
                             for j in cutlass.range_constexpr(4):
                                 f[(0, 0, j % 2), 0, 2 * h + j // 2] = d_lo[j]
                                 f[(0, 1, j % 2), 0, 2 * h + j // 2] = d_hi[j]
+                    if cutlass.const_expr(q == 0):
+                        # only the wgmma reads the decoded sub-tile: the round's B decode above does
+                        # not wait for it (waiting before the decode was up to 4 % slower, results/TUNING.md)
+                        a16_pipe.consumer_wait(a_state)
                     warpgroup.fence()
                     for r in cutlass.range_constexpr(nr):
                         for s in cutlass.range_constexpr(ns):
@@ -754,6 +766,21 @@ class Sm90BlockScaledGemm:
                         tCgD[i] = v0.to(Float16)
                     if col + 1 < s_total:
                         tCgD[i + 1] = v1.to(Float16)
+        elif cutlass.const_expr(not self.cfg.swap_ab):
+            # D is C transposed: fragment elements i, i + 1 (i even) are one column r of rows s, s + 1
+            # of C, and lane ^ 4 holds column r ^ 1 of the same rows (r's parity is lane bit 2). The
+            # two lanes swap halves of their f16x2 words: the even lane stores columns r, r + 1 of row
+            # s, the odd one columns r - 1, r of row s + 1, as 4-byte words (N, a multiple of the R
+            # tile, is even), half the stores of value by value
+            tCcD = thr_mma.partition_C(cute.local_tile(cute.make_identity_tensor(mD.shape), tile, at))
+            base = mD.iterator.toint()
+            odd = (cute.arch.lane_idx() >> 2) & 1
+            sel = 0x5410 + odd * (0x3276 - 0x5410)  # (own low, other low) / (other high, own high)
+            for i in cutlass.range_constexpr(first, last, 2):
+                row, col = tCcD[i]
+                row, col = row - odd, col + odd
+                st_global_f16x2_exchanged(base + cute.crd2idx((row, col), mD.layout) * 2, self.epilogue_value(accs, i),
+                                          self.epilogue_value(accs, i + 1), sel, col < s_total)
         else:
             out = cute.make_rmem_tensor(acc_shape, Float16)
             for i in cutlass.range_constexpr(first, last):
