@@ -105,19 +105,29 @@ def check_sass(cubin: Path, num_b: int) -> None:
         assert re.search(rf"HMUL2 R\d+, R\d+, R\d+(\.reuse)?\.{half}\b", sass), f"no HMUL2 reads a scale as .{half}"
 
 
-def run_and_check(problem: str, run, case, generator: str):
+GUARD_VALUE = -7.0  # what the elements after C hold (exact in fp16)
+
+
+def run_and_check(problem: str, run, case, generator: str, guard: int = 0):
     """Run the sm90 kernel on one manifest case and compare with ref_kernel (the leaderboard's
-    tolerance), on the leaderboard's data and on the stress data."""
+    tolerance), on the leaderboard's data and on the stress data. guard > 0: C is the start of a
+    buffer with `guard` more elements after it, filled with GUARD_VALUE, which must be left as they
+    were (a store past C's end)."""
     ref = load_problem(problem).reference
     m, n, k, l = case
     data = getattr(ref, generator)(m=m, n=n, k=k, l=l, seed=1111, device="cuda")
     want = ref.ref_kernel(tuple(t.clone() for t in data))
+    c = data[-1]
+    buf = torch.full((c.numel() + guard,), GUARD_VALUE, dtype=c.dtype, device=c.device)
+    data = (*data[:-1], buf[: c.numel()].as_strided(c.shape, c.stride()))
     data[-1].fill_(float("nan"))
     got = run(data)
     torch.cuda.synchronize()
     assert got.data_ptr() == data[-1].data_ptr(), "the kernel must write into c"
     ok, msg = check_tensor(got, want, 1e-3, 1e-3)
     assert ok, msg
+    past = (buf[c.numel():] != GUARD_VALUE).nonzero()
+    assert not len(past), f"{len(past)} elements written past C's end, the first {past[0].item()} past it"
 
 
 # Instructions that touch device (global) memory, or a TMA descriptor that may live there.

@@ -325,12 +325,28 @@ PARTIAL_S_TILES = [("dual_gemm", "SM90_WIDE", (200, 256, 512, 1)),
                          ids=lambda x: x if isinstance(x, str) else "x".join(map(str, x)))
 def test_partial_s_tiles_match_reference(problem, name, shape, generator):
     """TMA zero-fills the missing rows, the epilogue stores only the existing ones: the NaN poison
-    must be overwritten exactly on C (a store past the end would land in memory check_tensor does
-    not see, which compute-sanitizer's memcheck covers)."""
+    must be overwritten exactly on C, and the guard after C's end (a tile's worth of rows or more)
+    left as it was."""
     kmod, cmod, _, cls, _, _ = parts(problem)
     config = getattr(cmod, name)
     assert cls.can_implement(*shape, config) and shape[0 if not config.swap_ab else 1] % config.smem_rows
-    C.run_and_check(problem, lambda data: kmod.run(data, config), shape, generator)
+    C.run_and_check(problem, lambda data: kmod.run(data, config), shape, generator, guard=256 * max(shape[:2]))
+
+
+@pytest.mark.sm90
+def test_the_guard_catches_a_store_past_c(monkeypatch):
+    """The guard has teeth: with the transposed epilogue's store predicate forced on, the rows of the
+    last S tile past M are written after C's end, and run_and_check says so."""
+    from shared.cute import ptx, sm90_gemm, sm90_host
+    from shared.cute.compile_cache import CompileCache
+
+    monkeypatch.setattr(sm90_host, "_SM90_COMPILED", CompileCache())  # the broken kernel stays in this test
+    monkeypatch.setattr(sm90_gemm, "st_global_f16x2_exchanged",
+                        lambda addr, lo, hi, sel, store: ptx.st_global_f16x2_exchanged(addr, lo, hi, sel, 1))
+    kmod, cmod, _, _, _, _ = parts("gemm")
+    with pytest.raises(AssertionError, match="written past C's end"):
+        C.run_and_check("gemm", lambda data: kmod.run(data, cmod.SM90_M64), (100, 128, 256, 1),
+                        "generate_stress_input", guard=256 * 128)
 
 
 @pytest.mark.sm90
