@@ -40,7 +40,7 @@ def argument(raw: int):
 def capturing(raw: int) -> bool:
     """Whether the queue `raw` is being captured into a CUDA graph (a launch made now is replayed
     later, for as long as the graph lives)."""
-    err, status = _driver.cuStreamIsCapturing(_driver.CUstream(raw))
+    err, status = _driver.cuStreamIsCapturing(argument(raw))
     none = _driver.CUstreamCaptureStatus.CU_STREAM_CAPTURE_STATUS_NONE
     return err == _driver.CUresult.CUDA_SUCCESS and status != none
 

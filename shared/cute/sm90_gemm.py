@@ -187,6 +187,7 @@ class Sm90BlockScaledGemm:
         self.stages = config.stages
         self.a_slots = config.a_slots
         self.ns, self.nr = config.operands(self.num_b)
+        self.unit_cols = 2 * config.a_batch  # decoder units per row, S operand and batch (a power of two)
 
     @staticmethod
     def can_implement(m: int, n: int, k: int, l: int, config: Sm90Config) -> bool:
@@ -452,8 +453,11 @@ class Sm90BlockScaledGemm:
         `s_rows` on are not decoded (TMA zero-filled them) and their slots keep whatever they held:
         row s of the S tile feeds only accumulator column s, which the epilogue does not store for
         those rows, so stale (even non-finite) values there change nothing that is written."""
-        rows_s = self.rows_s
-        s4_base, s4_stage, sfs_base, sfs_stage = at.s4_base, at.s4_stage, at.sfs_base, at.sfs_stage
+        ns, rows_s, n_dec, skip = self.ns, self.rows_s, self.cfg.decoder_threads, self.cfg.debug_skip
+        s4_base, s4_stage, s4_bytes, s16_base, s16_sub = at.s4_base, at.s4_stage, at.s4_bytes, at.s16_base, at.s16_sub
+        sfs_base, sfs_stage, sfs_bytes = at.sfs_base, at.sfs_stage, at.sfs_bytes
+        # ---------------- S-side decoders (warps 1 .. 4*n_dwg-1): 256-K stage -> four 64-K
+        # fp16 sub-tiles of every S operand
         dt = tidx - 32
         # unit u = col * rows_s + row: 32-K chunk `col` (S operand, then chunk of the batch) of
         # row `row`; thread dt takes units dt, dt + n_dec, ...; consecutive threads take
@@ -463,6 +467,7 @@ class Sm90BlockScaledGemm:
         # n_dec and rows_s are multiples of 8, so every unit of a thread has the same row % 8
         sw = dt & 7
         sts_off = [(p ^ (sw & 3)) * 16 for p in range(4)]
+        cols, cols_log2 = self.unit_cols, self.unit_cols.bit_length() - 1
         ld_state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, self.cfg.a_ring)
         a_state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, self.a_slots)
         a_com = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, self.a_slots)
@@ -475,56 +480,45 @@ class Sm90BlockScaledGemm:
                 s_rows = mD.shape[1] - bid_s * rows_s
             for _kt in cutlass.range(kt_own, unroll=1):
                 lda_pipe.consumer_wait(ld_state)
-                stage = (s4_base + ld_state.index * s4_stage, sfs_base + ld_state.index * sfs_stage)
-                thread = (dt, row_first, col_first, sw, sts_off, s_rows)
-                a_state, a_com = self._decode_stage(at, stage, thread, a16_pipe, a_state, a_com)
+                src_stage = s4_base + ld_state.index * s4_stage
+                sf_stage = sfs_base + ld_state.index * sfs_stage
+                # a_batch sub-tiles per hand-off: one proxy fence and barrier round per batch
+                # (consecutive ring slots, wrapping around the ring)
+                nbat = self.cfg.a_batch
+                for h in cutlass.range_constexpr(4 // nbat):
+                    a16_pipe.producer_acquire(a_state)
+                    slot0 = a_state.index
+                    a_state.advance()
+                    for _sub in cutlass.range_constexpr(nbat - 1):
+                        a16_pipe.producer_acquire(a_state)
+                        a_state.advance()
+                    row, col = row_first, col_first
+                    for _u in cutlass.range(dt, 0 if skip & 1 else cols * rows_s * ns, n_dec,
+                                            unroll=self.cfg.a_unroll):
+                        op, cl = (col >> cols_log2, col & (cols - 1)) if ns > 1 else (0, col)
+                        slot = slot0 + (cl >> 1)  # (slot0 + cl // 2) mod a_slots, slot0 < a_slots
+                        if slot >= self.a_slots:
+                            slot = slot - self.a_slots
+                        exists = True  # without the skip: a compile-time True, no test in the loop
+                        if cutlass.const_expr(self.skip_rows_past_extent):
+                            exists = row < s_rows
+                        if exists:
+                            self._decode_unit_to_smem(src_stage + op * s4_bytes, sf_stage + op * sfs_bytes,
+                                                      s16_base + (slot * ns + op) * s16_sub, row, cols * h + cl,
+                                                      cl & 1, sw, sts_off)
+                        row = row + n_dec % rows_s
+                        col = col + n_dec // rows_s
+                        if row >= rows_s:
+                            row = row - rows_s
+                            col = col + 1
+                    # generic-proxy stores -> visible to the wgmma (async proxy) reads
+                    cute.arch.fence_proxy("async.shared", space="cta")
+                    for _sub in cutlass.range_constexpr(nbat):
+                        a16_pipe.producer_commit(a_com)
+                        a_com.advance()
                 lda_pipe.consumer_release(ld_state)
                 ld_state.advance()
 
-
-    @cute.jit
-    def _decode_stage(self, at, stage, thread, a16_pipe, a_state, a_com):
-        """One packed stage of the S side (at shared addresses `stage` = (values, scales)) -> its four
-        sub-tiles in the decoded ring, a_batch sub-tiles per hand-off (one proxy fence and barrier
-        round per batch, into consecutive ring slots that wrap around the ring). Returns the ring's
-        acquire and commit states, advanced."""
-        ns, rows_s, n_dec, skip = self.ns, self.rows_s, self.cfg.decoder_threads, self.cfg.debug_skip
-        nbat = self.cfg.a_batch
-        src_stage, sf_stage = stage
-        dt, row_first, col_first, sw, sts_off, s_rows = thread
-        cols = 2 * nbat  # units per row, S operand and batch (a power of two)
-        cols_log2 = cols.bit_length() - 1
-        for h in cutlass.range_constexpr(4 // nbat):
-            a16_pipe.producer_acquire(a_state)
-            slot0 = a_state.index
-            a_state.advance()
-            for _sub in cutlass.range_constexpr(nbat - 1):
-                a16_pipe.producer_acquire(a_state)
-                a_state.advance()
-            row, col = row_first, col_first
-            for _u in cutlass.range(dt, 0 if skip & 1 else cols * rows_s * ns, n_dec, unroll=self.cfg.a_unroll):
-                op, cl = (col >> cols_log2, col & (cols - 1)) if ns > 1 else (0, col)
-                slot = slot0 + (cl >> 1)  # (slot0 + cl // 2) mod a_slots, slot0 < a_slots
-                if slot >= self.a_slots:
-                    slot = slot - self.a_slots
-                exists = True  # without the skip: a compile-time True, no test in the loop
-                if cutlass.const_expr(self.skip_rows_past_extent):
-                    exists = row < s_rows
-                if exists:
-                    self._decode_unit_to_smem(src_stage + op * at.s4_bytes, sf_stage + op * at.sfs_bytes,
-                                              at.s16_base + (slot * ns + op) * at.s16_sub, row, cols * h + cl,
-                                              cl & 1, sw, sts_off)
-                row = row + n_dec % rows_s
-                col = col + n_dec // rows_s
-                if row >= rows_s:
-                    row = row - rows_s
-                    col = col + 1
-            # generic-proxy stores -> visible to the wgmma (async proxy) reads
-            cute.arch.fence_proxy("async.shared", space="cta")
-            for _sub in cutlass.range_constexpr(nbat):
-                a16_pipe.producer_commit(a_com)
-                a_com.advance()
-        return a_state, a_com
 
     @cute.jit
     def consumers(self, tidx, warp, wg, tiled_mma, sS16, at, ctx, tiles, ldb_pipe, a16_pipe):
