@@ -6,8 +6,8 @@ multiply once and decoding every FP4 value once.
 
 Per case: the config the submission picks, its CTAs (a grouped CTA runs a list of tiles), and, for the
 busiest CTA against an ideal CTA that does 1/sms of the real work:
-- MMA: the multiplies its wgmmas issue (a partial S tile is computed whole) over real M*N*K / sms
-  (dual: twice N);
+- MMA: the multiplies its wgmmas issue (a partial S tile is computed whole, or its first half where the
+  config has half_s_tiles) over real M*N*K / sms (dual: twice N);
 - decode: the FP4 values it decodes over (every operand's values once) / sms. The S side is decoded
   into shared memory by the decoder warps, the R side into registers by the consumers (sm90_gemm.py):
   each S tile is decoded once per R tile it meets and each R tile once per S tile, so the smaller the
@@ -38,7 +38,7 @@ PROBLEMS = ("gemm", "dual_gemm", "group_gemm")
 @dataclass(frozen=True)
 class Tile:
     """One CTA's share of an output tile: rows of every S operand it decodes (the grouped tiles skip
-    rows past M) and computes (a partial tile whole), rows of every R operand, and its K."""
+    rows past M) and computes (a partial tile whole, or half of it), rows of every R operand, and its K."""
     s_decoded: int
     s_computed: int
     r_rows: int
@@ -105,8 +105,14 @@ def group_gemm_work(sizes: tuple, sms: int) -> Work:
     table = (K.tile_table(sizes, order) if cfg.r_tiles == 1
              else K.paired_table(sizes, order, clusters, K.ALL_PAIRS if cfg.splits > 1 else None))
     lists = K.cta_schedule(sizes, table, min(len(table), clusters))
-    per_cluster = [[Tile(min(K.TILE, sizes[g][0] - i * K.TILE), K.TILE, held * K.TILE, sizes[g][2] // cfg.splits)
-                    for g, i, _, held in tiles] for tiles in lists]
+
+    def tile(g, i, held):
+        rows = min(K.TILE, sizes[g][0] - i * K.TILE)
+        # half_s_tiles: a tile of every R tile with at most half its A rows runs wgmmas of half the N
+        half = cfg.half_s_tiles and held == cfg.r_tiles and 2 * rows <= K.TILE
+        return Tile(rows, K.TILE // 2 if half else K.TILE, held * K.TILE, sizes[g][2] // cfg.splits)
+
+    per_cluster = [[tile(g, i, held) for g, i, _, held in tiles] for tiles in lists]
     every = [t for tiles in per_cluster for t in tiles]  # per CTA of a cluster: splits of them
     s_values, r_values = sum(m * k for m, _, k, _ in sizes), sum(n * k for _, n, k, _ in sizes)
     names = {"SM90": C.SM90, "SM90_PAIRS": C.SM90_PAIRS, "SM90_PAIRS_SPLIT": C.SM90_PAIRS_SPLIT}

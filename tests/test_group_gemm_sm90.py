@@ -292,8 +292,10 @@ def test_the_grouped_gemm_waits_for_the_kernel_before_it_before_reading_its_tabl
 
 def test_the_pair_kernel_has_a_mainloop_for_one_b_tile_and_one_for_two(pair_kernel):
     ptx, cubin = pair_kernel
-    # per 256-K stage: 16 k16 steps per B tile, in a K loop for two B tiles and one for a single one
+    # per 256-K stage: 16 k16 steps per B tile, in a K loop for two B tiles and one for a single one,
+    # and a K loop of half-width wgmmas for pair tiles with at most 64 rows of A (half_s_tiles)
     assert len(re.findall(r"wgmma\.mma_async\.sync\.aligned\.m64n128k16\.f32\.f16\.f16", ptx)) == 16 * 3
+    assert len(re.findall(r"wgmma\.mma_async\.sync\.aligned\.m64n64k16\.f32\.f16\.f16", ptx)) == 16 * 2
     # a single tile's stage counts the second B tile's bytes as arrived, from one thread
     assert re.search(r"elect\.sync[^\n]*\n(.*\n){0,6}.*mbarrier\.complete_tx\.shared::cta\.b64", ptx)
     sass, res = C.sass_of(cubin)

@@ -200,6 +200,11 @@ def test_swapped_roles_tile_n_by_the_shared_memory_rows():
     assert SM90_WIDE_SWAP.smem_bytes(2) <= 227 * 1024 < replace(SM90_WIDE_SWAP, a_slots=6).smem_bytes(2)
     with pytest.raises(ValueError, match="smem_rows must be a multiple of 8"):
         replace(SM90_WIDE_SWAP, smem_rows=100).check(2)
+    # half-width tiles take the problem's M as the S extent: the default roles only, whole 8-row atoms
+    with pytest.raises(ValueError, match="half_s_tiles needs the default roles"):
+        replace(SM90_WIDE_SWAP, half_s_tiles=True).check(2)
+    with pytest.raises(ValueError, match="half_s_tiles needs the default roles"):
+        replace(SM90_WIDE_SWAP, swap_ab=False, smem_rows=104, half_s_tiles=True).check(2)
 
 
 @pytest.mark.parametrize("problem", KERNELS)

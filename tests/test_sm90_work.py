@@ -73,3 +73,14 @@ def test_an_unknown_problem_is_a_usage_error(capsys):
     with pytest.raises(SystemExit) as e:
         W.main(["gemv"])
     assert e.value.code == 2 and "unknown problem 'gemv'" in capsys.readouterr().err
+
+
+def test_the_pair_kernels_half_width_tiles_compute_half_their_rows():
+    """config.SM90_PAIRS has half_s_tiles: a pair tile with at most 64 rows of A computes 64 of them."""
+    sizes = tuple((m, 7168, 2048, 1) for m in (40, 76, 168, 72, 164, 148, 196, 160))
+    work = W.group_gemm_work(sizes, SMS)
+    assert work.config == "SM90_PAIRS"
+    tiles = [t for ts in work.per_cta for t in ts]
+    for t in tiles:
+        assert t.s_computed == (64 if t.r_rows == 256 and t.s_decoded <= 64 else 128), t
+    assert sum(t.s_computed == 64 for t in tiles) > 100  # 5 of its 13 A tiles hold at most 64 rows

@@ -18,8 +18,11 @@ SM90 = replace(SM90_M128, n_cwg=2, consumer_regs=200, a_unroll=2)
 # the decoders decode serves 256 rows of B. The second B ring leaves room for 7 decoded A slots, filled
 # a whole stage (4 sub-tiles) per hand-off, as in SM90. Chosen where the schedule keeps pairs
 # (kernel_sm90.choose_config): 157.1 / 88.5 us against 169.2 / 100.6 on the n 4096, k 7168 and n 7168,
-# k 2048 cases (H100, 2026-11-27; the hand-offs' runs: results/TUNING.md).
-SM90_PAIRS = replace(SM90, r_tiles=2, a_slots=7)
+# k 2048 cases (H100, 2026-11-27; the hand-offs' runs: results/TUNING.md). A pair tile with at most 64 rows
+# of A runs wgmmas of half the N (Sm90Config.half_s_tiles), which needs 216 consumer registers (at 200 ptxas
+# drains every wgmma group of the kernel): 78.9 us against 83.3 on the n 7168, k 2048 case, level on the
+# n 4096, k 7168 case (H100, 2026-11-27; results/README.md).
+SM90_PAIRS = replace(SM90, r_tiles=2, a_slots=7, consumer_regs=216, producer_regs=40, half_s_tiles=True)
 
 # SM90_PAIRS with each pair tile's K tiles split over a cluster of 2 CTAs (the second one's sums added
 # through distributed shared memory, as the GEMM's split configs do): where every tile a pair fits one
@@ -27,8 +30,9 @@ SM90_PAIRS = replace(SM90, r_tiles=2, a_slots=7)
 # tile. Its registers are the ones at which ptxas neither serializes the wgmma pipeline nor spills the
 # decoders (checked in the tests; the others tried: results/TUNING.md). Chosen for one-wave shape sets
 # with at least 16 K tiles (kernel_sm90.choose_config): 37.7 us against the single-tile kernel's 39.8 on
-# the n 3072, k 4096 case, 24.0 against 20.3 with 6 K tiles (H100, 2026-11-27; results/TUNING.md).
-SM90_PAIRS_SPLIT = replace(SM90_PAIRS, splits=2, consumer_regs=216, producer_regs=40)
+# the n 3072, k 4096 case, 24.0 against 20.3 with 6 K tiles (H100, 2026-11-27; results/TUNING.md). Without the
+# half-width tiles: in one wave they only end some clusters early, and with them the decoders spill.
+SM90_PAIRS_SPLIT = replace(SM90_PAIRS, splits=2, half_s_tiles=False)
 SPLIT_MIN_K_TILES = 16
 
 

@@ -108,6 +108,10 @@ A_ROWS_SHARE = 0.18
 # decoded once for both), as a share of a full single tile's time: one wave of pairs took 1.43-1.48x
 # one wave of single tiles on the two one-wave cases (H100, 2026-11-27; results/README.md).
 SECOND_B_TILE_SHARE = 0.45
+# What the pair kernel's half-width wgmmas (config.SM90_PAIRS: half_s_tiles) take off a pair tile with at most
+# 64 rows of A: the 5 such tiles of 13 A tiles took 5.3 % off the n 7168, k 2048 case with the schedule
+# unaware of them (H100, 2026-11-27; results/README.md), about 14 % of each.
+HALF_WIDTH_SAVING = 0.14
 
 
 def tile_cost(sizes, tile) -> float:
@@ -115,7 +119,8 @@ def tile_cost(sizes, tile) -> float:
     g, i, _, held = tile
     m, _, k, _ = sizes[g]
     rows = min(TILE, m - i * TILE)
-    return (k // 256) * (1 - A_ROWS_SHARE + A_ROWS_SHARE * rows / TILE + SECOND_B_TILE_SHARE * (held - 1))
+    cost = (k // 256) * (1 - A_ROWS_SHARE + A_ROWS_SHARE * rows / TILE + SECOND_B_TILE_SHARE * (held - 1))
+    return cost * (1 - HALF_WIDTH_SAVING) if held == 2 and 2 * rows <= TILE else cost
 
 
 def cta_schedule(sizes, table, ctas: int) -> list[list[tuple[int, int, int, int]]]:

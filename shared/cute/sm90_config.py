@@ -47,6 +47,9 @@ class Sm90Config:
     same. Every thread waits (griddepcontrol.wait: the earlier grid complete, its writes visible)
     before its first access to device memory, so only the launch and the prologue (shared-memory
     barriers, register hand-over) overlap the earlier kernel; outputs are as without it.
+    half_s_tiles: an S tile with at most half of its rows inside the operand (the grouped GEMM's
+    tiles past a small group's M) runs wgmmas of half the N on the first half of the decoded rows:
+    half the MMA work of such a tile (the decoders already skip the rows past the extent).
     """
 
     smem_rows: int = 128
@@ -66,6 +69,7 @@ class Sm90Config:
     swap_ab: bool = False
     r_tiles: int = 1
     pdl: bool = True
+    half_s_tiles: bool = False
 
     @property
     def reg_rows(self) -> int:
@@ -146,6 +150,10 @@ class Sm90Config:
             # results/TUNING.md, the n_dwg=3 hang)
             raise ValueError(f"Sm90Config {self}: setmaxnreg targets exceed the {self.threads * self.launch_regs} "
                              f"registers the CTA gets at launch ({self.launch_regs} per thread)")
+        if self.half_s_tiles and (self.swap_ab or self.smem_rows % 16):
+            # the S extent is the problem's M only in the default roles; half a tile is whole 8-row atoms
+            raise ValueError(f"Sm90Config.half_s_tiles needs the default roles and smem_rows a multiple of 16, "
+                             f"got {self}")
         if self.wgmma_depth not in (0, 1):
             raise ValueError(f"Sm90Config.wgmma_depth must be 0 or 1, got {self.wgmma_depth}")
         if self.chunk_k not in (32, 64):

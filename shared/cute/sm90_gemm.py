@@ -159,6 +159,21 @@ class TileWork:
     descs: object
 
 
+@dataclass(frozen=True)
+class _MmaSet:
+    """What the consumers multiply a tile with: the tiled wgmma and this thread's slice of it, the decoded
+    S ring as its B fragments, the accumulators' fragment shape, the S rows they cover (the whole S tile,
+    or its first half: half_s_tiles), and the accumulators (R operand r times S operand s at r * ns + s;
+    None: made per tile by _consume_tile)."""
+
+    tiled_mma: object
+    thr_mma: object
+    tCrS: object
+    acc_shape: object
+    rows_s: int
+    accs: list | None
+
+
 class Sm90BlockScaledGemm:
     """Fused block-scaled NVFP4 GEMM with `num_b` B operands sharing A (1: GEMM, 2: dual GEMM).
 
@@ -261,11 +276,12 @@ class Sm90BlockScaledGemm:
                             grid=grid, block=[self.cfg.threads, 1, 1], cluster=[1, 1, self.cfg.splits],
                             min_blocks_per_mp=1, use_pdl=self.cfg.pdl)
 
-    def _tiled_mma(self):
-        """wgmma 64 x rows_s x 16, fp16 operands (the R side from registers), fp32 accumulators."""
+    def _tiled_mma(self, rows_s=None):
+        """wgmma 64 x rows_s x 16 (default: the whole S tile), fp16 operands (the R side from registers),
+        fp32 accumulators."""
         return sm90_utils.make_trivial_tiled_mma(
             Float16, Float16, warpgroup.OperandMajorMode.K, warpgroup.OperandMajorMode.K, Float32,
-            (1, 1, 1), tiler_mn=(64, self.rows_s), a_source=warpgroup.OperandSource.RMEM)
+            (1, 1, 1), tiler_mn=(64, rows_s or self.rows_s), a_source=warpgroup.OperandSource.RMEM)
 
     def _shared_storage(self):
         """The CTA's shared memory: the three rings' barriers and buffers (after _smem_layouts)."""
@@ -554,51 +570,101 @@ class Sm90BlockScaledGemm:
         a_state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, self.a_slots)
         a_rel = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, self.a_slots)
         tiled_mma.set(warpgroup.Field.ACCUMULATE, True)
+        full = _MmaSet(tiled_mma, thr_mma, tCrS, acc_shape, rows_s, accs)
+        half = None
+        if cutlass.const_expr(self.cfg.half_s_tiles):
+            # Sm90Config.half_s_tiles: wgmmas of N = rows_s / 2 on the decoded ring's first half rows
+            rows_h = rows_s // 2
+            half_mma = self._tiled_mma(rows_h)
+            half_mma.set(warpgroup.Field.ACCUMULATE, True)
+            thr_half = half_mma.get_slice(t)
+            half_tCrS = half_mma.make_fragment_B(
+                thr_half.partition_B(cute.local_tile(sS16, (rows_h, K_SUB, self.a_slots * ns), (0, 0, 0))))
+            half = _MmaSet(half_mma, thr_half, half_tCrS, thr_half.partition_shape_C((64, rows_h)), rows_h, None)
         tile_first, tile_end, tile_step = tiles
         for tile_j in cutlass.range(tile_first, tile_end, tile_step, unroll=1):
             w = self._work(ctx, tile_j)
-            mD, kt_own, bid_s, bid_r, split = w.mD, w.kt_own, w.bid_s, w.bid_r, w.split
-            for i in cutlass.range_constexpr(ns * nr):
-                accs[i].fill(0.0)
             states = (ld_state, a_state, a_rel)
-            loop = (kt_own, (row0, c, sw, sf_sel), tiled_mma, accs, frags, tCrS, at, (ldb_pipe, a16_pipe))
-            more = self._more_r(w)
-            if cutlass.const_expr(self.cfg.r_tiles > 1):
-                # the second R tile's decode, MMA and epilogue only where the tile has one
-                if more:
-                    ld_state, a_state, a_rel = self._mainloop(nr, *loop, states)
+            each = ((row0, c, sw, sf_sel), frags, at, (ldb_pipe, a16_pipe), cw, t)
+            if cutlass.const_expr(self.cfg.half_s_tiles):
+                small = w.mD.shape[1] - w.bid_s * rows_s <= rows_s // 2
+                if cutlass.const_expr(self.cfg.r_tiles > 1):
+                    # only tiles with every R tile run the half width: a fourth copy of the K loop
+                    # (half width, one R tile) made ptxas drain every wgmma group of the kernel
+                    small = small & self._more_r(w)
+                if small:
+                    ld_state, a_state, a_rel = self._consume_tile(w, half, *each, states, every_r=True)
                 else:
-                    ld_state, a_state, a_rel = self._mainloop(1, *loop, states)
+                    ld_state, a_state, a_rel = self._consume_tile(w, full, *each, states)
             else:
-                ld_state, a_state, a_rel = self._mainloop(nr, *loop, states)
-            warpgroup.wait_group(0)
-            a16_pipe.consumer_release(a_rel)
-            a_rel.advance()
-
-            if cutlass.const_expr(self.cfg.splits > 1):
-                # each CTA of the split finishes half of the tile: the accumulator vectors (4 values,
-                # one 8-column block) in halves[split]
-                nv = cute.size(accs[0]) // 4
-                halves = ((0, nv // 2), (nv // 2, nv))
-                self._add_split_sums(accs, split, at.s4_base, cw * 128 + t, halves)
-                own = [(4 * first, 4 * last) for first, last in halves]  # as fragment elements
-                if split == 0:
-                    self._store_tile(accs, mD, thr_mma, acc_shape, bid_s, bid_r, cw, more, own[0])
-                else:
-                    self._store_tile(accs, mD, thr_mma, acc_shape, bid_s, bid_r, cw, more, own[1])
-            else:
-                self._store_tile(accs, mD, thr_mma, acc_shape, bid_s, bid_r, cw, more)
+                ld_state, a_state, a_rel = self._consume_tile(w, full, *each, states)
 
     @cute.jit
-    def _store_tile(self, accs, mD, thr_mma, acc_shape, bid_s, bid_r, cw, more, elems=None):
-        """The tile's epilogue: one over all accumulators (GEMM, dual GEMM), or with r_tiles > 1 one per R
-        tile that exists (`more`: the second one)."""
-        if cutlass.const_expr(self.cfg.r_tiles > 1):
-            self._epilogue([accs[0]], mD, thr_mma, acc_shape, bid_s, bid_r, cw, elems)
-            if more:
-                self._epilogue([accs[1]], mD, thr_mma, acc_shape, bid_s, bid_r + 1, cw, elems)
+    def _consume_tile(self, w, mma, thread, frags, at, pipes, cw, t, states, every_r: cutlass.Constexpr = False):
+        """One output tile in the consumers, with the wgmmas, accumulators and S rows of `mma` (an _MmaSet):
+        its K loop, the split's sum exchange, the epilogue (every_r: the tile has every R tile). Returns the
+        pipeline states, advanced."""
+        mD, kt_own, bid_s, bid_r, split = w.mD, w.kt_own, w.bid_s, w.bid_r, w.split
+        a16_pipe = pipes[1]
+        accs = mma.accs
+        if cutlass.const_expr(accs is None):  # the half width's, made in its branch
+            accs = [cute.make_rmem_tensor(mma.acc_shape, Float32) for _ in range(self.ns * self.nr)]
+        for i in cutlass.range_constexpr(len(accs)):
+            accs[i].fill(0.0)
+        more = self._more_r(w)
+        ld_state, a_state, a_rel = self._tile_mainloop(more, kt_own, thread, mma.tiled_mma, accs, frags, mma.tCrS,
+                                                       at, pipes, states, every_r)
+        warpgroup.wait_group(0)
+        a16_pipe.consumer_release(a_rel)
+        a_rel.advance()
+
+        # the accumulators' S tile: the CTA's, or its first half (half_s_tiles)
+        tile = (mma.thr_mma, mma.acc_shape, bid_s * (self.rows_s // mma.rows_s), mma.rows_s)
+        if cutlass.const_expr(self.cfg.splits > 1):
+            # each CTA of the split finishes half of the tile: the accumulator vectors (4 values,
+            # one 8-column block) in halves[split]
+            nv = cute.size(accs[0]) // 4
+            halves = ((0, nv // 2), (nv // 2, nv))
+            self._add_split_sums(accs, split, at.s4_base, cw * 128 + t, halves)
+            own = [(4 * first, 4 * last) for first, last in halves]  # as fragment elements
+            if split == 0:
+                self._store_tile(accs, mD, tile, bid_r, cw, more, every_r, own[0])
+            else:
+                self._store_tile(accs, mD, tile, bid_r, cw, more, every_r, own[1])
         else:
-            self._epilogue(accs, mD, thr_mma, acc_shape, bid_s, bid_r, cw, elems)
+            self._store_tile(accs, mD, tile, bid_r, cw, more, every_r)
+        return ld_state, a_state, a_rel
+
+    @cute.jit
+    def _tile_mainloop(self, more, kt_own, thread, tiled_mma, accs, frags, tCrS, at, pipes, states,
+                       every_r: cutlass.Constexpr):
+        """_mainloop over every R tile of the output tile: with r_tiles > 1 the second R tile's decode and
+        MMA only where the tile has one (`more`; every_r: it has)."""
+        loop = (kt_own, thread, tiled_mma, accs, frags, tCrS, at, pipes)
+        ld_state, a_state, a_rel = states
+        if cutlass.const_expr(self.cfg.r_tiles > 1 and not every_r):
+            if more:
+                ld_state, a_state, a_rel = self._mainloop(self.nr, *loop, (ld_state, a_state, a_rel))
+            else:
+                ld_state, a_state, a_rel = self._mainloop(1, *loop, (ld_state, a_state, a_rel))
+        else:
+            ld_state, a_state, a_rel = self._mainloop(self.nr, *loop, (ld_state, a_state, a_rel))
+        return ld_state, a_state, a_rel
+
+    @cute.jit
+    def _store_tile(self, accs, mD, tile, bid_r, cw, more, every_r: cutlass.Constexpr, elems=None):
+        """The tile's epilogue: one over all accumulators (GEMM, dual GEMM), or with r_tiles > 1 one per R
+        tile that exists (`more`: the second one; every_r: it does). tile: (thr_mma, accumulator shape, S
+        tile index, S rows)."""
+        if cutlass.const_expr(self.cfg.r_tiles > 1 and every_r):
+            self._epilogue([accs[0]], mD, *tile, bid_r, cw, elems)
+            self._epilogue([accs[1]], mD, *tile, bid_r + 1, cw, elems)
+        elif cutlass.const_expr(self.cfg.r_tiles > 1):
+            self._epilogue([accs[0]], mD, *tile, bid_r, cw, elems)
+            if more:
+                self._epilogue([accs[1]], mD, *tile, bid_r + 1, cw, elems)
+        else:
+            self._epilogue(accs, mD, *tile, bid_r, cw, elems)
 
     @cute.jit
     def _mainloop(self, live_r: cutlass.Constexpr, kt_own, thread, tiled_mma, accs, frags, tCrS, at, pipes, states):
@@ -735,11 +801,11 @@ class Sm90BlockScaledGemm:
             return ld_shared_v2(base + row * SF_ROW_BYTES + 4 * sub)
 
     @cute.jit
-    def _epilogue(self, accs, mD, thr_mma, acc_shape, bid_s, bid_r, cw, elems=None):
+    def _epilogue(self, accs, mD, thr_mma, acc_shape, bid_s, rows_s, bid_r, cw, elems=None):
         """Registers -> C (through the D[r, s] view), fp16: every fragment element, or those in the
         static range `elems` (a split CTA's half); in a partial last S tile only the columns
-        s < S extent are stored."""
-        tile, at = (64, self.rows_s), (bid_r * self.n_cwg + cw, bid_s)
+        s < S extent are stored. The accumulators hold S tile bid_s of rows_s rows."""
+        tile, at = (64, rows_s), (bid_r * self.n_cwg + cw, bid_s)
         tCgD = thr_mma.partition_C(cute.local_tile(mD, tile, at))
         first, last = (0, cute.size(acc_shape)) if elems is None else elems
         s_total = mD.shape[1]
@@ -779,7 +845,7 @@ class Sm90BlockScaledGemm:
             out = cute.make_rmem_tensor(acc_shape, Float16)
             for i in cutlass.range_constexpr(first, last):
                 out[i] = self.epilogue_value(accs, i).to(Float16)
-            if cutlass.const_expr(elems is None) and (bid_s + 1) * self.rows_s <= s_total:
+            if cutlass.const_expr(elems is None) and (bid_s + 1) * rows_s <= s_total:
                 cute.autovec_copy(out, tCgD)
             else:
                 tCcD = thr_mma.partition_C(cute.local_tile(cute.make_identity_tensor(mD.shape), tile, at))
