@@ -110,7 +110,8 @@ A_ROWS_SHARE = 0.18
 SECOND_B_TILE_SHARE = 0.45
 # What the pair kernel's half-width wgmmas (config.SM90_PAIRS: half_s_tiles) take off a pair tile with at most
 # 64 rows of A: the 5 such tiles of 13 A tiles took 5.3 % off the n 7168, k 2048 case with the schedule
-# unaware of them (H100, 2026-11-27; results/README.md), about 14 % of each.
+# unaware of them, about 14 % of each. Pricing them so was level with not (H100, 2026-11-27; results/TUNING.md);
+# it stays because it is what the kernel does.
 HALF_WIDTH_SAVING = 0.14
 
 

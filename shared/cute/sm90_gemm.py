@@ -83,7 +83,9 @@ Partial S tiles. The S side's extent (M, or N with swap_ab) need not be a multip
 TMA fills the rows of the last tile that lie past the tensor with zeros (their products are zero)
 and the epilogue stores only the columns that exist. That lets a shape pick a tile height for its
 grid: 512 rows in five tiles of 104 give 120 CTAs for N = 3072 where tiles of 128 give 96. A kernel
-with `skip_rows_past_extent` (the grouped GEMM) does not decode those rows at all.
+with `skip_rows_past_extent` (the grouped GEMM) does not decode those rows at all, and one with
+`Sm90Config.half_s_tiles` multiplies a tile with at most half its rows inside the extent by wgmmas of
+half the N, into accumulators of their own (`_consume_tile`, once per MMA width).
 
 Constraints: K % 256 == 0 (K % 512 with splits=2), the R side's extent a multiple of reg_rows
 (N % tile_n == 0, or M % tile_m == 0 with swap_ab), L == 1, the leaderboard layouts (K-major packed
