@@ -101,10 +101,8 @@ def group_gemm_work(sizes: tuple, sms: int) -> Work:
 
     order = "long_first"
     cfg = K.choose_config(sizes, order, sms)
-    clusters = sms // cfg.splits
-    table = (K.tile_table(sizes, order) if cfg.r_tiles == 1
-             else K.paired_table(sizes, order, clusters, K.ALL_PAIRS if cfg.splits > 1 else None))
-    lists = K.cta_schedule(sizes, table, min(len(table), clusters))
+    # a split config runs every tile a pair, one per cluster (kernel_sm90.prepare)
+    lists = K.cta_tiles(sizes, order, sms // cfg.splits, cfg.r_tiles, K.ALL_PAIRS if cfg.splits > 1 else None)
 
     def tile(g, i, held):
         rows = min(K.TILE, sizes[g][0] - i * K.TILE)

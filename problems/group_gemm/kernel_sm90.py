@@ -198,22 +198,26 @@ def choose_config(sizes: tuple, order: str, ctas: int):
     return SM90
 
 
+def cta_tiles(sizes, order: str, ctas: int, span: int = 1, pairs: int | None = None):
+    """Each CTA's tiles: the tile table in `order` (span 2: paired_table's mix of pairs of B tiles and
+    single ones, `pairs` as there) dealt to at most `ctas` CTAs (cta_schedule); [] without tiles."""
+    table = tile_table(sizes, order) if span == 1 else paired_table(sizes, order, ctas, pairs)
+    return cta_schedule(sizes, table, min(len(table), ctas)) if table else []
+
+
 @functools.lru_cache(maxsize=64)
 def schedule(sizes: tuple, order: str, ctas: int, span: int = 1,
              pairs: int | None = None) -> tuple[int, tuple[int, ...]]:
-    """(CTAs, the int32 words of the table the kernel reads): the tile table in `order` (span 2:
-    paired_table's mix of pairs of B tiles and single ones, `pairs` as there) dealt to at most `ctas`
-    CTAs (cta_schedule), CTA c's t-th tile in row t * CTAs + c as (group, A tile, first B tile, the
-    CTA's tile count in its first row, else 0, K tiles, B tiles held, 0, 0); rows past a CTA's count
-    are zero and never read.
+    """(CTAs, the int32 words of the table the kernel reads): cta_tiles' lists, CTA c's t-th tile in
+    row t * CTAs + c as (group, A tile, first B tile, the CTA's tile count in its first row, else 0,
+    K tiles, B tiles held, 0, 0); rows past a CTA's count are zero and never read.
     The first row holds the count, so a CTA learns its first tile and its count in one load before
     its first TMA (a separate list of counts would be one more dependent load). Cached per shape
     set: the leaderboard's calls repeat the sizes with new tensors, and building it for 728 tiles
     takes ~1 ms of Python."""
-    table = tile_table(sizes, order) if span == 1 else paired_table(sizes, order, ctas, pairs)
-    if not table:
+    lists = cta_tiles(sizes, order, ctas, span, pairs)
+    if not lists:
         return 0, ()
-    lists = cta_schedule(sizes, table, min(len(table), ctas))
     width, k_tiles = len(lists), [k // 256 for _, _, k, _ in sizes]
     rows = [(0,) * TILE_FIELDS] * (width * max(map(len, lists)))
     for c, tiles in enumerate(lists):

@@ -165,15 +165,14 @@ class TileWork:
 class _MmaSet:
     """What the consumers multiply a tile with: the tiled wgmma and this thread's slice of it, the decoded
     S ring as its B fragments, the accumulators' fragment shape, the S rows they cover (the whole S tile,
-    or its first half: half_s_tiles), and the accumulators (R operand r times S operand s at r * ns + s;
-    None: made per tile by _consume_tile)."""
+    or its first half: half_s_tiles), and the accumulators (R operand r times S operand s at r * ns + s)."""
 
     tiled_mma: object
     thr_mma: object
     tCrS: object
     acc_shape: object
     rows_s: int
-    accs: list | None
+    accs: list
 
 
 class Sm90BlockScaledGemm:
@@ -332,6 +331,10 @@ class Sm90BlockScaledGemm:
         if cutlass.const_expr(self.cfg.r_tiles == 1):
             return True
         return w.mD.shape[0] - w.bid_r * self.rows_r > self.rows_r
+
+    def _s_rows(self, w: TileWork):
+        """The rows of tile w's S tile inside the S extent (all rows_s but in a partial last tile)."""
+        return w.mD.shape[1] - w.bid_s * self.rows_s
 
     def _work(self, ctx, j) -> TileWork:
         """Tile j of this CTA's list. Here one tile per CTA, ctx itself; the grouped GEMM reads its tile
@@ -492,10 +495,10 @@ class Sm90BlockScaledGemm:
         tile_first, tile_end, tile_step = tiles
         for tile_j in cutlass.range(tile_first, tile_end, tile_step, unroll=1):
             w = self._work(ctx, tile_j)
-            mD, kt_own, bid_s = w.mD, w.kt_own, w.bid_s
+            kt_own = w.kt_own
             s_rows = None  # the rows of this S tile that exist, where the decode skips the others
             if cutlass.const_expr(self.skip_rows_past_extent):
-                s_rows = mD.shape[1] - bid_s * rows_s
+                s_rows = self._s_rows(w)
             for _kt in cutlass.range(kt_own, unroll=1):
                 lda_pipe.consumer_wait(ld_state)
                 src_stage = s4_base + ld_state.index * s4_stage
@@ -582,14 +585,16 @@ class Sm90BlockScaledGemm:
             thr_half = half_mma.get_slice(t)
             half_tCrS = half_mma.make_fragment_B(
                 thr_half.partition_B(cute.local_tile(sS16, (rows_h, K_SUB, self.a_slots * ns), (0, 0, 0))))
-            half = _MmaSet(half_mma, thr_half, half_tCrS, thr_half.partition_shape_C((64, rows_h)), rows_h, None)
+            half_shape = thr_half.partition_shape_C((64, rows_h))
+            half = _MmaSet(half_mma, thr_half, half_tCrS, half_shape, rows_h,
+                           [cute.make_rmem_tensor(half_shape, Float32) for _ in range(ns * nr)])
         tile_first, tile_end, tile_step = tiles
         for tile_j in cutlass.range(tile_first, tile_end, tile_step, unroll=1):
             w = self._work(ctx, tile_j)
             states = (ld_state, a_state, a_rel)
             each = ((row0, c, sw, sf_sel), frags, at, (ldb_pipe, a16_pipe), cw, t)
             if cutlass.const_expr(self.cfg.half_s_tiles):
-                small = w.mD.shape[1] - w.bid_s * rows_s <= rows_s // 2
+                small = self._s_rows(w) <= rows_s // 2
                 if cutlass.const_expr(self.cfg.r_tiles > 1):
                     # only tiles with every R tile run the half width: a fourth copy of the K loop
                     # (half width, one R tile) made ptxas drain every wgmma group of the kernel
@@ -609,8 +614,6 @@ class Sm90BlockScaledGemm:
         mD, kt_own, bid_s, bid_r, split = w.mD, w.kt_own, w.bid_s, w.bid_r, w.split
         a16_pipe = pipes[1]
         accs = mma.accs
-        if cutlass.const_expr(accs is None):  # the half width's, made in its branch
-            accs = [cute.make_rmem_tensor(mma.acc_shape, Float32) for _ in range(self.ns * self.nr)]
         for i in cutlass.range_constexpr(len(accs)):
             accs[i].fill(0.0)
         more = self._more_r(w)
