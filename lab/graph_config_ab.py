@@ -2,14 +2,17 @@
 
     python lab/graph_config_ab.py PROBLEM FIELD=V1,V2,... [REPS] [--case=N]
     e.g. python lab/graph_config_ab.py gemm pdl=0,1,0,1 20
+         python lab/graph_config_ab.py dual_gemm config=wide_104,wide_104_dk 20 --case=3
 
 For each benchmark case of gemv, gemm, dual_gemm or group_gemm: the chooser's config with FIELD set to each
-value (integers; repeat a value to see the run's spread), one graph per value capturing the call over rotating
-inputs (enough to exceed L2 four times, at most the evaluator's GRAPH_MAX_INPUTS; unlike its --graph, not at
-least the problem's inputs per sample; the inputs alternate the leaderboard and the stress generator). Each
-graph's replay is checked against the reference (outputs NaN-poisoned first), then the graphs are replayed
-interleaved, REPS times each (default 15); the table gives the median us per call. Needs an sm_90 GPU and CuTe
-DSL; the answer for pdl is in results/pdl/.
+value (integers; repeat a value to see the run's spread), or for gemm and dual_gemm with FIELD `config` the
+candidates of that name (SM90_CANDIDATES in problems/<p>/config.py), one graph per value capturing the call
+over rotating inputs (enough to exceed L2 four times, at most the evaluator's GRAPH_MAX_INPUTS; unlike its
+--graph, not at least the problem's inputs per sample; the inputs alternate the leaderboard and the stress
+generator). Each graph's replay is checked against the reference (outputs NaN-poisoned first), then the graphs
+are replayed interleaved, REPS times each (default 15), and replayed once more and checked again (a kernel that keeps
+state between launches, as dealt K's flags, must leave it as it found it); the table gives the median us per
+call. Needs an sm_90 GPU and CuTe DSL; the answer for pdl is in results/pdl/.
 """
 
 import math
@@ -42,8 +45,27 @@ def launcher(problem: str, data, field: str, value: int):
         return K.prepare(data, replace(choose_sm90(m, 2 * half_k, l, sms), **{field: value}), sms)
     kernel = __import__(f"problems.{problem}.kernel_sm90", fromlist=["prepare"])
     choose = __import__(f"problems.{problem}.config", fromlist=["choose_sm90"]).choose_sm90
+    if field == "config":
+        candidates = __import__(f"problems.{problem}.config", fromlist=["SM90_CANDIDATES"]).SM90_CANDIDATES
+        return kernel.prepare(data, candidates[value])
     a, b = data[0], data[1]
     return kernel.prepare(data, replace(choose(a.shape[0], b.shape[0], 2 * a.shape[1]), **{field: value}))
+
+
+def replay_and_check(prob, graph, datas, copies, what: str) -> None:
+    """Poison every output with NaN, replay the graph, check each output against the reference; exit on
+    the first wrong one."""
+    ref = prob.reference
+    for d in datas:
+        out = ref.output_of(d)
+        for t in out if isinstance(out, list | tuple) else [out]:
+            t.fill_(float("nan"))
+    graph.replay()
+    torch.cuda.synchronize()
+    for i, d in enumerate(datas):
+        ok, msg = check(prob, clone_data(copies[i]), ref.output_of(d))
+        if not ok:
+            sys.exit(f"{what}, input {i}: wrong result: {msg}")
 
 
 def main() -> None:
@@ -52,7 +74,7 @@ def main() -> None:
     problem, setting = args[0], args[1]
     reps = int(args[2]) if len(args) > 2 else 15
     field, values = setting.split("=")
-    values = [int(v) for v in values.split(",")]
+    values = values.split(",") if field == "config" else [int(v) for v in values.split(",")]
     prob = load_problem(problem)
     ref = prob.reference
     l2 = torch.cuda.get_device_properties(0).L2_cache_size
@@ -74,16 +96,7 @@ def main() -> None:
             with torch.cuda.graph(graph):
                 for launch in launches:
                     launch()
-            for d in datas:
-                out = ref.output_of(d)
-                for t in out if isinstance(out, list | tuple) else [out]:
-                    t.fill_(float("nan"))
-            graph.replay()
-            torch.cuda.synchronize()
-            for i, d in enumerate(datas):
-                ok, msg = check(prob, clone_data(copies[i]), ref.output_of(d))
-                if not ok:
-                    sys.exit(f"case {ci}, {field}={value}, input {i}: wrong result: {msg}")
+            replay_and_check(prob, graph, datas, copies, f"case {ci}, {field}={value}")
             graphs.append(graph)
             keep.append(launches)
         times = [[] for _ in values]
@@ -96,6 +109,8 @@ def main() -> None:
                 end.record()
                 end.synchronize()
                 t.append(start.elapsed_time(end) * 1e3 / n)
+        for graph, value in zip(graphs, values):
+            replay_and_check(prob, graph, datas, copies, f"case {ci}, {field}={value}, after the timed replays")
         table.append((ci, n, [statistics.median(t) for t in times]))
         print(f"case {ci} ({n} inputs): " + "  ".join(f"{field}={v} {m:.2f}" for v, m in zip(values, table[-1][2])),
               flush=True)

@@ -73,8 +73,9 @@ def _named(config, candidates: dict) -> str:
     return next((name for name, c in candidates.items() if c == config), repr(config))
 
 
-def gemm_family_work(problem: str, m: int, n: int, k: int) -> Work:
-    """The GEMM's or dual GEMM's chosen config on one shape: one tile per CTA on sm90_gemm._roles' grid."""
+def gemm_family_work(problem: str, m: int, n: int, k: int, sms: int = H100_SM_COUNT) -> Work:
+    """The GEMM's or dual GEMM's chosen config on one shape: one tile per CTA on sm90_gemm._roles' grid,
+    or with dealt K tiles each CTA's segments (sm90_deal_k.segments) on one CTA per SM."""
     if problem == "gemm":
         from problems.gemm.config import SM90_CANDIDATES, choose_sm90
         num_b = 1
@@ -87,8 +88,15 @@ def gemm_family_work(problem: str, m: int, n: int, k: int) -> Work:
     rows_s, rows_r = cfg.smem_rows, cfg.reg_rows * cfg.r_tiles
     grid_s, grid_r = -(-s_total // rows_s), r_total // rows_r
     tile = Tile(rows_s * ns, rows_s * ns, rows_r * nr, k // cfg.splits)
+    per_cta = [[tile]] * (grid_s * grid_r * cfg.splits)
+    if cfg.deal_k:
+        from shared.cute.sm90_deal_k import ctas_for, segments
+
+        deal = segments(grid_s * grid_r, k // 256, ctas_for(cfg, m, n, k, sms))
+        per_cta = [[Tile(tile.s_decoded, tile.s_computed, tile.r_rows, own * 256) for *_, own, _ in mine]
+                   for mine in deal]
     # an S tile is decoded once per R tile it meets (its padding too), an R tile once per S tile
-    return Work(_named(cfg, SM90_CANDIDATES), [[tile]] * (grid_s * grid_r * cfg.splits),
+    return Work(_named(cfg, SM90_CANDIDATES), per_cta,
                 m * n * k * num_b, (m + n * num_b) * k, grid_r * grid_s * rows_s / s_total, float(grid_s))
 
 
@@ -132,7 +140,7 @@ def rows_for(problem: str, sms: int) -> list[list[str]]:
         if problem == "group_gemm":
             work = group_gemm_work(tuple((m, n, k, 1) for m, n, k in zip(case["m"], case["n"], case["k"])), sms)
         else:
-            work = gemm_family_work(problem, case["m"], case["n"], case["k"])
+            work = gemm_family_work(problem, case["m"], case["n"], case["k"], sms)
         mma, decode = work.ratios(sms)
         rows.append([problem, case_label(problem, case), work.config, str(len(work.per_cta)),
                      str(max(map(len, work.per_cta))), f"{mma:.2f}", f"{decode:.2f}",

@@ -7,6 +7,7 @@ captured (shared/cute/launch_queue.py).
 from __future__ import annotations
 
 import gc
+import importlib
 
 import pytest
 import torch
@@ -165,6 +166,10 @@ def _force_group_config(monkeypatch, name: str, **kwargs) -> list:
     return taken
 
 
+# a case the split kernel takes: every K an even count of K tiles, one pair tile per cluster
+SPLIT_CASE = dict(m=[96, 200, 40], n=[384, 256, 640], k=[1024, 512, 2048], g=3, seed=31)
+
+
 @pytest.fixture
 def pair_kernel_forced(monkeypatch):
     """group_gemm prepared with the pair kernel, every tile a pair of B tiles: the test cases fit one wave,
@@ -181,22 +186,27 @@ def split_kernel_forced(monkeypatch):
     return _force_group_config(monkeypatch, "SM90_PAIRS_SPLIT")
 
 
-# a case the split kernel takes: every K an even count of K tiles, one pair tile per cluster
-SPLIT_CASE = dict(m=[96, 200, 40], n=[384, 256, 640], k=[1024, 512, 2048], g=3, seed=31)
+
+
+# the last test case's A tiles all hold more than 64 rows; SPLIT_CASE's group of 40 rows gives pair tiles
+# that run the half-width wgmmas (Sm90Config.half_s_tiles)
+PAIR_CASES = pytest.mark.parametrize("case", [None, SPLIT_CASE], ids=["last-test-case", "half-width-tiles"])
 
 
 @pytest.mark.gpu
-def test_the_pair_kernel_inside_a_non_default_queue(pair_kernel_forced):
+@PAIR_CASES
+def test_the_pair_kernel_inside_a_non_default_queue(pair_kernel_forced, case):
     prob, sub = _problem_and_submission("group_gemm")
-    failure = _race_case("group_gemm", prob, sub, torch.cuda.Stream())
+    failure = _race_case("group_gemm", prob, sub, torch.cuda.Stream(), case=case)
     assert pair_kernel_forced, "no call was prepared with the pair kernel"
     assert failure is None, failure
 
 
 @pytest.mark.gpu
-def test_the_pair_kernel_captured_and_replayed(pair_kernel_forced):
+@PAIR_CASES
+def test_the_pair_kernel_captured_and_replayed(pair_kernel_forced, case):
     prob, sub = _problem_and_submission("group_gemm")
-    _graph_case("group_gemm", prob, sub)
+    _graph_case("group_gemm", prob, sub, case=case)
     assert pair_kernel_forced, "no call was prepared with the pair kernel"
 
 
@@ -213,3 +223,40 @@ def test_the_split_pair_kernel_captured_and_replayed(split_kernel_forced):
     prob, sub = _problem_and_submission("group_gemm")
     _graph_case("group_gemm", prob, sub, case=SPLIT_CASE)
     assert split_kernel_forced, "no call was prepared with the split pair kernel"
+
+
+@pytest.fixture(params=[("gemm", "SM90_M64_WIDE_DK"), ("dual_gemm", "SM90_WIDE_DK")], ids=lambda p: p[0])
+def dealt_k_forced(request, monkeypatch):
+    """gemm or dual_gemm with every sm90 call prepared with dealt K tiles (Stream-K; the last test case:
+    512x1536x7168 in 96 tiles of 28 K tiles, 4096x768x512 in 192 tiles of 2, on one CTA per SM): (problem, the
+    shapes it took)."""
+    problem, name = request.param
+    cmod, taken = importlib.import_module(f"problems.{problem}.config"), []
+
+    def choose(m, n, k):
+        taken.append((m, n, k))
+        return getattr(cmod, name)
+
+    monkeypatch.setattr(cmod, "choose_sm90", choose)
+    return problem, taken
+
+
+@pytest.mark.gpu
+def test_dealt_k_inside_a_non_default_queue(dealt_k_forced):
+    """Its partial sums travel through device memory between CTAs of one launch: three calls in a row on a
+    busy side queue, each on new values, each checked as soon as it is queued."""
+    problem, taken = dealt_k_forced
+    prob, sub = _problem_and_submission(problem)
+    failure = _race_case(problem, prob, sub, torch.cuda.Stream())
+    assert taken, "no call was prepared with dealt K tiles"
+    assert failure is None, failure
+
+
+@pytest.mark.gpu
+def test_dealt_k_captured_and_replayed(dealt_k_forced):
+    """A replay must find the workspace's flags as the capture left them (each launch clears what it set),
+    and the workspace itself must outlive the prepared launch (the submission lets go of it here)."""
+    problem, taken = dealt_k_forced
+    prob, sub = _problem_and_submission(problem)
+    _graph_case(problem, prob, sub, forget=True)
+    assert taken, "no call was prepared with dealt K tiles"

@@ -60,7 +60,7 @@ def config_id(x):
     """Test id of a (problem, config) parameter: tile (M x N), stages, splits, roles swapped."""
     if isinstance(x, str):
         return x
-    return f"m{x.tile_m}n{x.tile_n}s{x.stages}k{x.splits}" + ("swap" if x.swap_ab else "")
+    return f"m{x.tile_m}n{x.tile_n}s{x.stages}k{x.splits}" + ("swap" if x.swap_ab else "") + ("dk" if x.deal_k else "")
 
 
 @pytest.fixture(scope="session")

@@ -31,6 +31,16 @@ def test_the_dual_gemm_counts_both_b_operands_and_the_partial_a_tile():
     assert decode == pytest.approx((104 + 256) * 7168 / ((512 + 2 * 3072) * 7168 / SMS))
 
 
+def test_a_deal_k_gemm_spreads_the_k_tiles_of_a_two_wave_grid_over_every_sm():
+    # m64_wide_dk on 256x4608x7168: 4 x 36 = 144 tiles of 28 K tiles, 4032 K tiles over 132 CTAs (30 or 31
+    # each) where one CTA per tile would take two waves; the busiest CTA 31 K tiles of one tile's work
+    work = W.gemm_family_work("gemm", 256, 4608, 7168)
+    assert work.config == "m64_wide_dk" and len(work.per_cta) == SMS
+    assert {sum(t.k for t in ts) // 256 for ts in work.per_cta} == {30, 31}
+    mma, _ = work.ratios(SMS)
+    assert mma == pytest.approx(64 * 128 * 31 * 256 / (256 * 4608 * 7168 / SMS))
+
+
 def test_the_swapped_gemm_decodes_b_once():
     work = W.gemm_family_work("gemm", 128, 7168, 16384)  # m128_swap_split2: 112-row B tiles in shared memory
     assert work.config == "m128_swap_split2" and (work.s_per_value, work.r_per_value) == (1.0, 64.0)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from shared.cute.sm90_config import K_TILE, Sm90Config
+from shared.cute.sm90_deal_k import deal_k_pays
 from shared.devices import H100_SM_COUNT
 
 # One consumer warpgroup (64 rows of B1 and of B2, 128 fp32 accumulators per thread) x 128 rows of A;
@@ -54,8 +55,16 @@ SM90_WIDE_SWAP = Sm90Config(smem_rows=96, n_cwg=2, n_dwg=2, stages=2, a_slots=5,
 # results/TUNING.md).
 SM90_WIDE_104 = replace(SM90_WIDE, smem_rows=104, a_slots=9, a_batch=4, chunk_k=64)
 
+# SM90_WIDE with its K tiles dealt (sm90_deal_k.py): one CTA per SM, the tiles' K tiles dealt evenly, partial sums
+# handed over through device memory. Chosen where wide's tiles would leave a last wave mostly idle
+# (deal_k_pays): 108.3 us against 176.1 on 768x3072x7168 (144 tiles); on one wave it loses (98.2
+# against 88.3 on 512x4096x7168, 128 tiles; wide_104 dealt 83.0 against 77.1 on 512x3072x7168)
+# (H100, 2026-11-27; results/README.md).
+SM90_WIDE_DK = replace(SM90_WIDE, deal_k=True)
+
 SM90_CANDIDATES = {"default": SM90_DEFAULT, "small_m": SM90_SMALL_M, "wide_n": SM90_WIDE_N, "wide": SM90_WIDE,
-                   "wide_split2": SM90_WIDE_SPLIT2, "wide_swap": SM90_WIDE_SWAP, "wide_104": SM90_WIDE_104}
+                   "wide_split2": SM90_WIDE_SPLIT2, "wide_swap": SM90_WIDE_SWAP, "wide_104": SM90_WIDE_104,
+                   "wide_dk": SM90_WIDE_DK}
 
 
 def choose_sm90(m: int, n: int, k: int) -> Sm90Config:
@@ -64,7 +73,9 @@ def choose_sm90(m: int, n: int, k: int) -> Sm90Config:
         tiles = (m // 128) * (n // 128)
         if tiles >= 0.7 * H100_SM_COUNT:
             # one wave either way: the 104-row tiles have less work per CTA
-            return SM90_WIDE_104 if -(-m // 104) * (n // 128) <= H100_SM_COUNT else SM90_WIDE
+            if -(-m // 104) * (n // 128) <= H100_SM_COUNT:
+                return SM90_WIDE_104
+            return SM90_WIDE_DK if deal_k_pays(tiles, H100_SM_COUNT) else SM90_WIDE
         if 2 * tiles <= H100_SM_COUNT and (k // K_TILE) % 2 == 0:
             return SM90_WIDE_SPLIT2
     if m % 64 == 0 and n % 128 == 0:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from shared.cute.sm90_config import K_TILE, Sm90Config
+from shared.cute.sm90_deal_k import deal_k_pays
 from shared.devices import H100_SM_COUNT
 
 _COMMON = dict(n_dwg=2, producer_regs=56, a_batch=4, a_slots=8)
@@ -42,9 +43,17 @@ SM90_M128_WIDE_SPLIT2 = replace(SM90_M128, n_cwg=2, consumer_regs=200, splits=2,
 # results/TUNING.md).
 SM90_M128_SWAP_SPLIT2 = replace(SM90_M128_WIDE_SPLIT2, swap_ab=True, smem_rows=112)
 
+# SM90_M64_WIDE with its K tiles dealt (sm90_deal_k.py): one CTA per SM, the tiles' K tiles dealt evenly, partial
+# sums handed over through device memory. Chosen where m64_wide's tiles would leave a last wave mostly
+# idle (deal_k_pays): 49.0 us against 78.7 on 256x4608x7168 (144 tiles), 38.2 against 42.2 on
+# 384x7168x2304 (336 tiles); not on one wave (16.5 against 13.7 on 128x7168x2048) or nearly full waves
+# (47.3 against 46.1 on 512x4096x4096) (H100, 2026-11-27; results/README.md).
+SM90_M64_WIDE_DK = replace(SM90_M64_WIDE, deal_k=True)
+
 SM90_CANDIDATES = {"m128": SM90_M128, "m64": SM90_M64, "m64_wide": SM90_M64_WIDE,
                    "m64_wide_split2": SM90_M64_WIDE_SPLIT2, "m128_wide_split2": SM90_M128_WIDE_SPLIT2,
-                   "m128_swap_split2": SM90_M128_SWAP_SPLIT2}
+                   "m128_swap_split2": SM90_M128_SWAP_SPLIT2,
+                   "m64_wide_dk": SM90_M64_WIDE_DK}
 
 
 def choose_sm90(m: int, n: int, k: int) -> Sm90Config:
@@ -60,7 +69,7 @@ def choose_sm90(m: int, n: int, k: int) -> Sm90Config:
     if m % 64 == 0 and n % 128 == 0:
         tiles = (m // 64) * (n // 128)
         if tiles >= 0.75 * H100_SM_COUNT:
-            return SM90_M64_WIDE
+            return SM90_M64_WIDE_DK if deal_k_pays(tiles, H100_SM_COUNT) else SM90_M64_WIDE
         if 2 * tiles <= H100_SM_COUNT and even_k:
             return SM90_M64_WIDE_SPLIT2
     if m % 128 == 0 and (m // 128) * (n // 64) >= 0.75 * H100_SM_COUNT:

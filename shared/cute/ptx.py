@@ -172,6 +172,52 @@ def st_global_f16x2_exchanged(addr: Int64, lo, hi, sel, store, *, loc=None, ip=N
 
 
 @dsl_user_op
+def st_global_v4_f32(addr: Int64, v0, v1, v2, v3, *, loc=None, ip=None) -> None:
+    """4 x f32 to 16 bytes of global memory (16-byte aligned), cached in L2 only (another SM reads them)."""
+    vals = [Float32(v).ir_value(loc=loc, ip=ip) for v in (v0, v1, v2, v3)]
+    asm(None, [Int64(addr).ir_value(loc=loc, ip=ip)] + vals,
+         "st.global.cg.v4.f32 [$0], {$1, $2, $3, $4};", "l,f,f,f,f", True, loc, ip)
+
+
+@dsl_user_op
+def ld_global_cg_v4_f32(addr: Int64, *, loc=None, ip=None) -> list:
+    """16 bytes of global memory as 4 x f32 from L2 (never a stale L1 line: another SM wrote them)."""
+    r = asm(struct(4, "f32"), [Int64(addr).ir_value(loc=loc, ip=ip)],
+            "ld.global.cg.v4.f32 {$0, $1, $2, $3}, [$4];", "=f,=f,=f,=f,l", True, loc, ip)
+    return unpack(r, 4, T.f32(), Float32, loc, ip)
+
+
+@dsl_user_op
+def fence_gpu(*, loc=None, ip=None) -> None:
+    """fence.acq_rel.gpu: the thread's earlier writes are ordered before its later ones for every
+    thread of the GPU."""
+    asm(None, [], "fence.acq_rel.gpu;", "", True, loc, ip)
+
+
+@dsl_user_op
+def flag_release(addr: Int64, value, *, loc=None, ip=None) -> None:
+    """Store `value` to the 4-byte flag at `addr` with release semantics at GPU scope: whatever the
+    thread wrote before, or saw through a barrier, is visible to a thread that acquires the value."""
+    asm(None, [Int64(addr).ir_value(loc=loc, ip=ip), i32(value, loc, ip)],
+         "st.release.gpu.global.b32 [$0], $1;", "l,r", True, loc, ip)
+
+
+@dsl_user_op
+def flag_wait_and_clear(addr: Int64, *, loc=None, ip=None) -> None:
+    """Wait until the 4-byte flag at `addr` is non-zero (acquire loads at GPU scope, a short sleep
+    between tries), then set it back to zero."""
+    asm(None, [Int64(addr).ir_value(loc=loc, ip=ip)],
+         "{.reg .b32 v;\n\t.reg .pred p;\n\t"
+         "FLAG_WAIT_${:uid}:\n\t"
+         "ld.acquire.gpu.global.b32 v, [$0];\n\t"
+         "setp.eq.u32 p, v, 0;\n\t"
+         "@p nanosleep.u32 64;\n\t"
+         "@p bra FLAG_WAIT_${:uid};\n\t"
+         "st.relaxed.gpu.global.b32 [$0], 0;}",
+         "l", True, loc, ip)
+
+
+@dsl_user_op
 def st_shared_v2_f32(addr: Int32, v0, v1, *, loc=None, ip=None) -> None:
     """2 x f32 to 8 bytes of shared memory."""
     asm(None, [i32(addr, loc, ip), Float32(v0).ir_value(loc=loc, ip=ip),

@@ -50,6 +50,10 @@ class Sm90Config:
     half_s_tiles: an S tile with at most half of its rows inside the operand (the grouped GEMM's
     tiles past a small group's M) runs wgmmas of half the N on the first half of the decoded rows:
     half the MMA work of such a tile (the decoders already skip the rows past the extent).
+    deal_k: one CTA per SM, the output tiles' K tiles dealt evenly over them (sm90_deal_k.py): a
+    CTA's range may end inside one tile and start inside another, and the CTA holding a tile's first
+    K tile adds the others' fp32 sums (through a workspace in device memory) and stores the tile. For
+    shapes whose tiles leave SMs idle in their last wave. Needs splits == 1.
     """
 
     smem_rows: int = 128
@@ -64,12 +68,14 @@ class Sm90Config:
     chunk_k: int = 32
     a_unroll: int = 1
     a_batch: int = 1
-    debug_skip: int = 0  # wrong results, timing only: bit 0 = skip the A decode, bit 1 = the B decode
+    # wrong results, timing only: bit 0 = skip the A decode, bit 1 = the B decode, bit 2 = dealt K's hand-over
+    debug_skip: int = 0
     splits: int = 1
     swap_ab: bool = False
     r_tiles: int = 1
     pdl: bool = True
     half_s_tiles: bool = False
+    deal_k: bool = False
 
     @property
     def reg_rows(self) -> int:
@@ -121,7 +127,7 @@ class Sm90Config:
 
     def reduce_bytes(self, num_b: int) -> int:
         """fp32 sums one CTA of a split hands to the other (an accumulator tile of reg_rows x smem_rows per
-        B operand and R tile)."""
+        B operand and R tile); with deal_k, one CTA's slot of the workspace."""
         return 4 * num_b * self.r_tiles * self.reg_rows * self.smem_rows
 
     def staging_bytes(self, num_b: int) -> int:
@@ -169,6 +175,9 @@ class Sm90Config:
             raise ValueError("Sm90Config: need at least 2 stages of each packed ring and 2 decoded-A slots")
         if self.splits not in (1, 2):
             raise ValueError(f"Sm90Config.splits must be 1 or 2, got {self.splits}")
+        if self.deal_k and (self.splits != 1 or self.r_tiles != 1 or self.half_s_tiles):
+            # the K tiles are dealt by sm90_deal_k.py, not by a cluster split; one R tile per output tile
+            raise ValueError(f"Sm90Config.deal_k needs splits=1, r_tiles=1 and no half_s_tiles, got {self}")
         if self.splits > 1 and self.reduce_bytes(num_b) > self.staging_bytes(num_b):
             raise ValueError(f"Sm90Config {self}: the split's fp32 sums do not fit the operand buffers")
         if self.smem_bytes(num_b) > 227 * 1024:

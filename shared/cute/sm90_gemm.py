@@ -147,9 +147,9 @@ class RingAddresses:
 class TileWork:
     """One output tile of a CTA's list (Sm90BlockScaledGemm._work): D's (r, s) view, the K tiles of the
     whole product, this CTA's K tiles kt_first .. kt_first + kt_own - 1, the tile's S and R indices
-    (bid_r: its first reg_rows-row tile of the R side), the CTA's part of a split-K, and None (TMA
-    through the atoms' own descriptors) or, per operand, the global-memory addresses of its (values,
-    scales) TMA descriptors."""
+    (bid_r: its first reg_rows-row tile of the R side), the CTA's part of a split-K (dealt K: the count
+    of later CTAs that hold some of the tile's K tiles), and None (TMA through the atoms' own
+    descriptors) or, per operand, the global-memory addresses of its (values, scales) TMA descriptors."""
 
     mD: object
     k_tiles: object
@@ -159,6 +159,7 @@ class TileWork:
     bid_r: object
     split: object
     descs: object
+    work: object = None  # dealt K: the workspace's address (sm90_deal_k.py); else None
 
 
 @dataclass(frozen=True)
@@ -261,6 +262,14 @@ class Sm90BlockScaledGemm:
                  pSFB1: cute.Pointer, pSFB2: cute.Pointer, pC: cute.Pointer,
                  m: Int32, n: Int32, k_tiles: Int32, queue: launch_queue.Queue):
         """Launch on raw device pointers (L = 1) on `queue`; k_tiles = K / 256."""
+        atoms, mD, grid = self._call_roles(pA, pB1, pB2, pSFA, pSFB1, pSFB2, pC, m, n, k_tiles)
+        self.shared_storage = self._shared_storage()
+        launch_queue.launch(self.kernel(*atoms, mD, self._tiled_mma(), k_tiles), queue,
+                            grid=grid, block=[self.cfg.threads, 1, 1], cluster=[1, 1, self.cfg.splits],
+                            min_blocks_per_mp=1, use_pdl=self.cfg.pdl)
+
+    def _call_roles(self, pA, pB1, pB2, pSFA, pSFB1, pSFB2, pC, m, n, k_tiles):
+        """_roles of a call on raw device pointers: (TMA atoms, D's view, grid of one CTA per tile)."""
         self._smem_layouts()
         row_b = k_tiles * ROW_BYTES  # written as products so that TMA sees 16-byte-divisible strides
         row_sf = k_tiles * SF_ROW_BYTES
@@ -271,11 +280,7 @@ class Sm90BlockScaledGemm:
         a = (rows_of(pA, m, row_b), rows_of(pSFA, m, row_sf))
         bs = [(rows_of(pB1, n, row_b), rows_of(pSFB1, n, row_sf)),
               (rows_of(pB2, n, row_b), rows_of(pSFB2, n, row_sf))][: self.num_b]
-        atoms, mD, grid = self._roles(a, bs, pC, m, n)
-        self.shared_storage = self._shared_storage()
-        launch_queue.launch(self.kernel(*atoms, mD, self._tiled_mma(), k_tiles), queue,
-                            grid=grid, block=[self.cfg.threads, 1, 1], cluster=[1, 1, self.cfg.splits],
-                            min_blocks_per_mp=1, use_pdl=self.cfg.pdl)
+        return self._roles(a, bs, pC, m, n)
 
     def _tiled_mma(self, rows_s=None):
         """wgmma 64 x rows_s x 16 (default: the whole S tile), fp16 operands (the R side from registers),
@@ -637,8 +642,14 @@ class Sm90BlockScaledGemm:
             else:
                 self._store_tile(accs, mD, tile, bid_r, cw, more, every_r, own[1])
         else:
-            self._store_tile(accs, mD, tile, bid_r, cw, more, every_r)
+            self._finish_tile(accs, w, tile, cw, t, more, every_r)
         return ld_state, a_state, a_rel
+
+    @cute.jit
+    def _finish_tile(self, accs, w, tile, cw, t, more, every_r: cutlass.Constexpr):
+        """After the K loop of tile w: the epilogue (this CTA ran all of the tile's K tiles). Dealt K
+        first adds the sums of the tile's other CTAs, or hands this CTA's over (sm90_deal_k.py)."""
+        self._store_tile(accs, w.mD, tile, w.bid_r, cw, more, every_r)
 
     @cute.jit
     def _tile_mainloop(self, more, kt_own, thread, tiled_mma, accs, frags, tCrS, at, pipes, states,

@@ -5,12 +5,15 @@ operands, and bind the compiled kernel to them (a PreparedLaunch)."""
 from __future__ import annotations
 
 import cutlass.cute as cute
+import torch
 
 from shared.cute import launch_queue
 from shared.cute.compile_cache import CompileCache, compile_arch
 from shared.cute.launch_binding import PreparedLaunch
 from shared.cute.operand_checks import FP4, check_cuda, check_kmajor
 from shared.cute.pointers import gmem_ptr, null_ptr
+from shared.cute.sm90_deal_k import ctas_for, deal_k_class, workspace_bytes
+from shared.device_facts import sm_count
 
 _SM90_COMPILED = CompileCache()
 
@@ -23,9 +26,14 @@ def compile_sm90(kernel_cls, config, options: str = ""):
         from cutlass import Float16, Int32, Uint8
 
         p8, pc = null_ptr(Uint8, 16), null_ptr(Float16, 16)
+        shape = (Int32(128), Int32(64), Int32(1))
+        if config.deal_k:  # the workspace pointer and the grid too (sm90_deal_k.py)
+            kernel, args = deal_k_class(kernel_cls)(config), (pc, p8, *shape, Int32(1))
+        else:
+            kernel, args = kernel_cls(config), (pc, *shape)
         with compile_arch("sm_90a"):
-            return cute.compile(kernel_cls(config), p8, p8, p8, p8, p8, p8, pc, Int32(128), Int32(64), Int32(1),
-                                launch_queue.placeholder(), options=f"--gpu-arch sm_90a {options}".strip())
+            return cute.compile(kernel, p8, p8, p8, p8, p8, p8, *args, launch_queue.placeholder(),
+                                options=f"--gpu-arch sm_90a {options}".strip())
 
     return _SM90_COMPILED.get((kernel_cls.__name__, config, options), build)
 
@@ -55,9 +63,14 @@ def prepare_sm90(kernel_cls, config, a, bs, sfa, sfbs, c) -> PreparedLaunch:
     check_cuda(a=a, sfa=sfa, **dict(zip(bnames, bs)), **{f"sf{x}": t for x, t in zip(bnames, sfbs)}, c=c)
     fn = compile_sm90(kernel_cls, config)
     tensors = (a, bs[0], bs[-1], sfa, sfbs[0], sfbs[-1])
-    args = [gmem_ptr(t, Uint8, 16) for t in tensors] + [gmem_ptr(c, Float16, 16), Int32(m), Int32(n),
-                                                         Int32(k // K_TILE)]
-    return PreparedLaunch(fn, args, c.device)
+    args = [gmem_ptr(t, Uint8, 16) for t in tensors] + [gmem_ptr(c, Float16, 16)]
+    shape = [Int32(m), Int32(n), Int32(k // K_TILE)]
+    if not config.deal_k:
+        return PreparedLaunch(fn, args + shape, c.device)
+    # the launch's own workspace (its flags zero: each launch leaves them so), kept alive with it
+    ctas = ctas_for(config, m, n, k, sm_count(c.device))
+    work = torch.zeros(workspace_bytes(config, len(bs), ctas), dtype=torch.uint8, device=c.device)
+    return PreparedLaunch(fn, args + [gmem_ptr(work, Uint8, 16)] + shape + [Int32(ctas)], c.device, hold=work)
 
 
 def launch_sm90(kernel_cls, config, a, bs, sfa, sfbs, c):
