@@ -11,7 +11,7 @@ from dataclasses import replace
 import pytest
 
 from shared.cute.sm90_config import Sm90Config
-from shared.cute.sm90_deal_k import ctas_for, segments, tile_count, workspace_bytes
+from shared.cute.sm90_deal_k import ctas_for, deal_k_pays, segments, tile_count, workspace_bytes
 
 DEALS = [(120, 28, 132), (112, 8, 132), (64, 28, 132), (96, 28, 132), (4, 4, 16), (240, 2, 132), (1, 1, 1),
          (7, 3, 5), (132, 5, 132), (2, 40, 80)]
@@ -69,3 +69,19 @@ def test_dealt_k_rejects_a_cluster_split_and_pairs():
 def test_a_deal_needs_a_k_tile_per_cta():
     with pytest.raises(ValueError, match="ctas"):
         segments(2, 3, 7)
+
+
+@pytest.mark.parametrize("tiles,pays", [(144, True), (192, True), (336, True), (238, True), (256, False),
+                                        (112, False), (120, False), (132, False), (1296, False)])
+def test_dealt_k_is_chosen_for_the_fills_where_it_won_on_the_h100(tiles, pays):
+    # results/dealt-k/2026-11-27-h100-dealt-k-12bee9b.json: won at fills 0.55-0.90, lost at 0.97 and on one wave
+    assert deal_k_pays(tiles, 132) is pays
+
+
+def test_the_choosers_deal_k_only_past_one_wave():
+    from problems.dual_gemm.config import choose_sm90 as dual
+    from problems.gemm.config import choose_sm90 as gemm
+
+    assert gemm(256, 4608, 7168).deal_k and not gemm(128, 7168, 2048).deal_k
+    assert not gemm(512, 4096, 4096).deal_k  # 256 tiles: two nearly full waves
+    assert dual(768, 3072, 7168).deal_k and not dual(512, 3072, 7168).deal_k and not dual(512, 4096, 7168).deal_k

@@ -55,11 +55,11 @@ SM90_WIDE_SWAP = Sm90Config(smem_rows=96, n_cwg=2, n_dwg=2, stages=2, a_slots=5,
 # results/TUNING.md).
 SM90_WIDE_104 = replace(SM90_WIDE, smem_rows=104, a_slots=9, a_batch=4, chunk_k=64)
 
-# SM90_WIDE with its K tiles dealt (sm90_deal_k.py): one CTA per SM, the tiles' K tiles dealt evenly, partial sums
-# handed over through device memory. Chosen where wide's tiles would leave a last wave mostly idle
-# (deal_k_pays): 108.3 us against 176.1 on 768x3072x7168 (144 tiles); on one wave it loses (98.2
-# against 88.3 on 512x4096x7168, 128 tiles; wide_104 dealt 83.0 against 77.1 on 512x3072x7168)
-# (H100, 2026-11-27; results/README.md).
+# SM90_WIDE with its K tiles dealt (sm90_deal_k.py): one CTA per SM, the tiles' K tiles dealt evenly, partial
+# sums handed over through device memory. Chosen where wide's tiles would leave a last wave mostly idle
+# (deal_k_pays): 107.4 us against 174.4 on 768x3072x7168 (144 tiles), 141.4 against 175.8 on 1024x3072x7168
+# (192); on one wave it loses (99.5 against 89.6 on 512x4096x7168; wide_104 dealt 81.7 against 75.6 on
+# 512x3072x7168) (H100, 2026-11-27; results/dealt-k/).
 SM90_WIDE_DK = replace(SM90_WIDE, deal_k=True)
 
 SM90_CANDIDATES = {"default": SM90_DEFAULT, "small_m": SM90_SMALL_M, "wide_n": SM90_WIDE_N, "wide": SM90_WIDE,

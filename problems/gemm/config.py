@@ -43,11 +43,11 @@ SM90_M128_WIDE_SPLIT2 = replace(SM90_M128, n_cwg=2, consumer_regs=200, splits=2,
 # results/TUNING.md).
 SM90_M128_SWAP_SPLIT2 = replace(SM90_M128_WIDE_SPLIT2, swap_ab=True, smem_rows=112)
 
-# SM90_M64_WIDE with its K tiles dealt (sm90_deal_k.py): one CTA per SM, the tiles' K tiles dealt evenly, partial
-# sums handed over through device memory. Chosen where m64_wide's tiles would leave a last wave mostly
-# idle (deal_k_pays): 49.0 us against 78.7 on 256x4608x7168 (144 tiles), 38.2 against 42.2 on
-# 384x7168x2304 (336 tiles); not on one wave (16.5 against 13.7 on 128x7168x2048) or nearly full waves
-# (47.3 against 46.1 on 512x4096x4096) (H100, 2026-11-27; results/README.md).
+# SM90_M64_WIDE with its K tiles dealt (sm90_deal_k.py): one CTA per SM, the tiles' K tiles dealt evenly,
+# partial sums handed over through device memory. Chosen where m64_wide's tiles would leave a last wave
+# mostly idle (deal_k_pays): 46.5 us against 75.7 on 256x4608x7168 (144 tiles), 38.0 against 42.1 on
+# 384x7168x2304 (336 tiles); not on one wave (16.3 against 13.5 on 128x7168x2048) or nearly full waves
+# (47.2 against 45.9 on 512x4096x4096) (H100, 2026-11-27; results/dealt-k/).
 SM90_M64_WIDE_DK = replace(SM90_M64_WIDE, deal_k=True)
 
 SM90_CANDIDATES = {"m128": SM90_M128, "m64": SM90_M64, "m64_wide": SM90_M64_WIDE,

@@ -37,11 +37,11 @@ import functools
 
 from shared.cute.sm90_config import Sm90Config
 
-# Dealt K is chosen where one CTA per tile would fill its waves at most this much (more tiles than SMs):
-# on the H100 it won by 38 % at 144 tiles (1.09 waves, fill 0.55) and 9 % at 336 (fill 0.85), and lost
-# 3 % at 256 (fill 0.97) and 8-20 % on one wave of 112-120 tiles, where its hand-over costs more than
-# the idle SMs (results/README.md, 2026-11-27 seventh session).
-DEAL_K_MAX_FILL = 0.85
+# Dealt K is chosen where one CTA per tile would fill its waves at most this much (more tiles than SMs). In
+# graph replay on the H100 it won by 39 % at 144 tiles (fill 0.55), 20 % at 192 (0.73), 10 % at 336 (0.85)
+# and 4 % at 238 (0.90), and lost 3 % at 256 (0.97) and 8-21 % on one wave of 112-128 tiles, where its
+# hand-over costs more than the idle SMs (results/dealt-k/, 12bee9b).
+DEAL_K_MAX_FILL = 0.92
 
 
 def deal_k_pays(tiles: int, sm_count: int) -> bool:
