@@ -28,9 +28,10 @@ for their first segment; the grid is at most one CTA per SM (min_blocks_per_mp =
 shared memory), so every CTA it waits for is resident or will be once an SM frees up, and none of them waits
 for the owner.
 
-The workspace (`workspace_bytes`): one slot per CTA (Sm90Config.reduce_bytes), then one int32 flag per
-CTA; zeroed once when a launch is prepared, owned by that launch (two launches in flight at once on
-different queues never share one): 4 MB for gemm's m64_wide and 17 MB for the dual GEMM's wide on 132 SMs,
+The workspace (`workspace_bytes`): one slot per CTA (Sm90Config.reduce_bytes), then one int32 flag per CTA;
+zeroed once when a launch is prepared, on the queue that prepares it and so ahead of the first launch there,
+and owned by that launch (two prepared launches never share one; one prepared launch run on two queues at once
+races there as its writes to C do): 4 MB for gemm's m64_wide and 17 MB for the dual GEMM's wide on 132 SMs,
 held as long as the launch is (the submission keeps up to 256 prepared calls; a captured graph pins its own).
 """
 
