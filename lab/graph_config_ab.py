@@ -2,7 +2,7 @@
 
     python lab/graph_config_ab.py PROBLEM FIELD=V1,V2,... [REPS] [--case=N]
     e.g. python lab/graph_config_ab.py gemm pdl=0,1,0,1 20
-         python lab/graph_config_ab.py dual_gemm config=wide_104,wide_104_dk 20 --case=3
+         python lab/graph_config_ab.py dual_gemm config=wide,wide_dk 20 --case=1
 
 For each benchmark case of gemv, gemm, dual_gemm or group_gemm: the chooser's config with FIELD set to each
 value (integers; repeat a value to see the run's spread), or for gemm and dual_gemm with FIELD `config` the
