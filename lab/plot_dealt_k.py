@@ -23,8 +23,7 @@ SMS = 132
 ROWS = {"gemm": 64, "dual": 128}  # A rows of m64_wide's and wide's tiles (104 for wide_104); B rows 128
 
 
-def points(path: str):
-    run = json.load(open(path))
+def points(run: dict):
     for row in run["rows"]:
         problem, m, n, _ = re.match(r"(gemm|dual)-(\d+)x(\d+)x(\d+)", row["shape"]).groups()
         meds = row["us_per_call_median"]
@@ -39,8 +38,9 @@ def points(path: str):
 def main() -> None:
     src = sys.argv[1]
     out = sys.argv[2] if len(sys.argv) > 2 else src.replace(".json", ".png")
+    run = json.load(open(src))
     fig, ax = plt.subplots(figsize=(8, 4.5))
-    for i, (shape, fill, one_wave, ratio) in enumerate(sorted(points(src), key=lambda p: (p[1], p[3]))):
+    for i, (shape, fill, one_wave, ratio) in enumerate(sorted(points(run), key=lambda p: (p[1], p[3]))):
         ax.scatter(fill, ratio, marker="x" if one_wave else "o", color="tab:red" if ratio > 1 else "tab:green")
         # labels alternate below and above their point in the order of fill: shapes of one fill would overlap
         ax.annotate(shape, (fill, ratio), textcoords="offset points", xytext=(4, 4 if i % 2 else -11), fontsize=7)
@@ -49,7 +49,7 @@ def main() -> None:
                label=f"chosen past one wave up to {DEAL_K_MAX_FILL}")
     ax.set_xlabel("fill of the one-CTA-per-tile grid's waves (x: one wave, fewer tiles than SMs)")
     ax.set_ylabel("dealt K / one CTA per tile (graph replay)")
-    ax.set_title(json.load(open(src))["device"] + ", " + json.load(open(src))["commit"], fontsize=9)
+    ax.set_title(f"{run['device']}, {run['commit']}", fontsize=9)
     ax.legend(fontsize=8, loc="upper left")
     fig.tight_layout()
     fig.savefig(out, dpi=110)
