@@ -260,3 +260,35 @@ def test_dealt_k_captured_and_replayed(dealt_k_forced):
     prob, sub = _problem_and_submission(problem)
     _graph_case(problem, prob, sub, forget=True)
     assert taken, "no call was prepared with dealt K tiles"
+
+
+@pytest.fixture(params=["SM90_WIDE_104_SHARED", "SM90_WIDE_SHARED"])
+def shared_decode_forced(request, monkeypatch):
+    """dual_gemm with every sm90 call prepared with the S decode shared by pairs of CTAs (the last test case,
+    4096x768x512: 6 N tiles in 3 pairs, 40 or 32 A tiles, more CTAs than one wave): the shapes it took."""
+    cmod, taken = importlib.import_module("problems.dual_gemm.config"), []
+
+    def choose(m, n, k):
+        taken.append((m, n, k))
+        return getattr(cmod, request.param)
+
+    monkeypatch.setattr(cmod, "choose_sm90", choose)
+    return taken
+
+
+@pytest.mark.gpu
+def test_shared_decode_inside_a_non_default_queue(shared_decode_forced):
+    """Each CTA's decoded rows reach the other CTA's ring by a bulk copy between SMs: three calls in a row on a
+    busy side queue, each on new values, each checked as soon as it is queued."""
+    prob, sub = _problem_and_submission("dual_gemm")
+    failure = _race_case("dual_gemm", prob, sub, torch.cuda.Stream())
+    assert shared_decode_forced, "no call was prepared with the shared decode"
+    assert failure is None, failure
+
+
+@pytest.mark.gpu
+def test_shared_decode_captured_and_replayed(shared_decode_forced):
+    """The pairs' barriers start every replay as the capture's launch found them."""
+    prob, sub = _problem_and_submission("dual_gemm")
+    _graph_case("dual_gemm", prob, sub, forget=True)
+    assert shared_decode_forced, "no call was prepared with the shared decode"

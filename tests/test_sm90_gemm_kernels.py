@@ -60,7 +60,8 @@ def config_id(x):
     """Test id of a (problem, config) parameter: tile (M x N), stages, splits, roles swapped."""
     if isinstance(x, str):
         return x
-    return f"m{x.tile_m}n{x.tile_n}s{x.stages}k{x.splits}" + ("swap" if x.swap_ab else "") + ("dk" if x.deal_k else "")
+    flags = ("swap" if x.swap_ab else "") + ("dk" if x.deal_k else "") + ("sh" if x.share_s else "")
+    return f"m{x.tile_m}n{x.tile_n}s{x.stages}k{x.splits}" + flags
 
 
 @pytest.fixture(scope="session")
@@ -316,6 +317,7 @@ def test_every_candidate_config_matches_reference(problem, config, generator):
 # stores with an even N and its value-by-value stores with an odd one
 PARTIAL_S_TILES = [("dual_gemm", "SM90_WIDE", (200, 256, 512, 1)),
                    ("dual_gemm", "SM90_WIDE_104", (512, 256, 512, 1)),
+                   ("dual_gemm", "SM90_WIDE_104_SHARED", (512, 256, 512, 1)),
                    ("dual_gemm", "SM90_WIDE_SPLIT2", (200, 256, 1024, 1)),
                    ("dual_gemm", "SM90_WIDE_SWAP", (128, 200, 512, 1)),
                    ("gemm", "SM90_M128_SWAP_SPLIT2", (128, 200, 512, 1)),

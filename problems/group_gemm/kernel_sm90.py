@@ -255,6 +255,7 @@ def _kernel_class():
     class GroupGemmSm90(GemmSm90):
         blocked_sf = True
         skip_rows_past_extent = True  # a tile past its group's M is common here
+        tile_lists = True  # a CTA runs a list of tiles (_work)
 
         def _operands(self, p_vals_a, p_sf_a, p_vals_b, p_sf_b, m, n, k_tiles):
             """(values, scales) tensors of A and B: values [rows, K/2] row-major, scales as 16-row x

@@ -241,6 +241,33 @@ def st_cluster_v4_f32(addr: Int32, rank: Int32, v0, v1, v2, v3, *, loc=None, ip=
          "r,r,f,f,f,f", True, loc, ip)
 
 
+@dsl_user_op
+def mbarrier_arrive_peer(bar: Int32, rank: Int32, *, loc=None, ip=None) -> None:
+    """Arrive on the mbarrier at shared address `bar` of the cluster's CTA `rank` (release, CTA scope: the
+    arrival itself is what the other CTA waits for, as a consumer's release of a multicast TMA stage)."""
+    asm(None, [i32(bar, loc, ip), i32(rank, loc, ip)],
+         "{.reg .b32 r;\n\tmapa.shared::cluster.u32 r, $0, $1;\n\t"
+         "mbarrier.arrive.release.cta.shared::cluster.b64 _, [r];}", "r,r", True, loc, ip)
+
+
+@dsl_user_op
+def mbarrier_expect_tx(bar: Int32, count: Int32, *, loc=None, ip=None) -> None:
+    """Let the current phase of the mbarrier at shared address `bar` wait for `count` more bytes (no arrival)."""
+    asm(None, [i32(bar, loc, ip), i32(count, loc, ip)],
+         "mbarrier.expect_tx.shared::cta.b64 [$0], $1;", "r,r", True, loc, ip)
+
+
+@dsl_user_op
+def bulk_copy_to_peer(dst: Int32, src: Int32, size: Int32, bar: Int32, rank: Int32, *, loc=None, ip=None) -> None:
+    """Copy `size` bytes (a multiple of 16, both addresses 16-byte aligned) from this CTA's shared address
+    `src` to shared address `dst` of the cluster's CTA `rank` through the bulk-copy (async) proxy; the bytes
+    complete on that CTA's mbarrier at shared address `bar`."""
+    asm(None, [i32(dst, loc, ip), i32(src, loc, ip), i32(size, loc, ip), i32(bar, loc, ip), i32(rank, loc, ip)],
+         "{.reg .b32 d, b;\n\tmapa.shared::cluster.u32 d, $0, $4;\n\tmapa.shared::cluster.u32 b, $3, $4;\n\t"
+         "cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [d], [$1], $2, [b];}",
+         "r,r,r,r,r", True, loc, ip)
+
+
 # ---------------------------------------------------------------------------------------------
 # integer and f16x2 arithmetic
 # ---------------------------------------------------------------------------------------------

@@ -13,6 +13,15 @@ ROW_BYTES = K_TILE // 2
 SF_ROW_BYTES = K_TILE // 16
 
 
+def shared_s_rows(rows_s: int, rank: int) -> tuple[int, int]:
+    """(first row, rows) of an S tile of rows_s rows that CTA `rank` of a pair decodes (Sm90Config.share_s):
+    the first ceil(rows_s / 16) * 8 rows for rank 0, the rest for rank 1. Both are whole 8-row swizzle atoms
+    (a decoder thread keeps one row % 8 for all its rows, and a run of whole atoms is one contiguous range of
+    bytes in a decoded sub-tile), so for rows_s = 104 the split is 56 + 48."""
+    first_rows = (rows_s + 15) // 16 * 8
+    return (0, first_rows) if rank == 0 else (first_rows, rows_s - first_rows)
+
+
 @dataclass(frozen=True)
 class Sm90Config:
     """Static tuning knobs of the Hopper kernels (one compiled kernel per distinct config).
@@ -54,6 +63,11 @@ class Sm90Config:
     CTA's range may end inside one tile and start inside another, and the CTA holding a tile's first
     K tile adds the others' fp32 sums (through a workspace in device memory) and stores the tile. For
     shapes whose tiles leave SMs idle in their last wave. Needs splits == 1.
+    share_s: the S tile decoded once per cluster of 2 CTAs along the R side (sm90_decoded_ring.py): the two
+    CTAs hold the same S tile, each decodes about half of its rows and stores them in both CTAs' decoded
+    rings through distributed shared memory. Fewer decoder instructions beside the consumers' critical
+    path. Needs one output tile per CTA (no splits, deal_k or grouped tile lists) and an even number of
+    R tiles.
     """
 
     smem_rows: int = 128
@@ -68,7 +82,8 @@ class Sm90Config:
     chunk_k: int = 32
     a_unroll: int = 1
     a_batch: int = 1
-    # wrong results, timing only: bit 0 = skip the A decode, bit 1 = the B decode, bit 2 = dealt K's hand-over
+    # wrong results, timing only: bit 0 = skip the A decode, bit 1 = the B decode, bit 2 = dealt K's hand-over,
+    # bit 3 = the S decode of the second half of the rows, bit 4 = the R decode of each thread's second row
     debug_skip: int = 0
     splits: int = 1
     swap_ab: bool = False
@@ -76,6 +91,7 @@ class Sm90Config:
     pdl: bool = True
     half_s_tiles: bool = False
     deal_k: bool = False
+    share_s: bool = False
 
     @property
     def reg_rows(self) -> int:
@@ -178,6 +194,9 @@ class Sm90Config:
         if self.deal_k and (self.splits != 1 or self.r_tiles != 1 or self.half_s_tiles):
             # the K tiles are dealt by sm90_deal_k.py, not by a cluster split; one R tile per output tile
             raise ValueError(f"Sm90Config.deal_k needs splits=1, r_tiles=1 and no half_s_tiles, got {self}")
+        if self.share_s and (self.splits != 1 or self.deal_k):
+            # the pair of CTAs must run the same S tiles and K tiles in the same order
+            raise ValueError(f"Sm90Config.share_s needs splits=1 and no deal_k, got {self}")
         if self.splits > 1 and self.reduce_bytes(num_b) > self.staging_bytes(num_b):
             raise ValueError(f"Sm90Config {self}: the split's fp32 sums do not fit the operand buffers")
         if self.smem_bytes(num_b) > 227 * 1024:
@@ -196,4 +215,8 @@ class Sm90Config:
             return f"M must be a multiple of tile_m={self.tile_m}, got {m}"
         if not self.swap_ab and n % self.tile_n:
             return f"N must be a multiple of tile_n={self.tile_n}, got {n}"
+        r_tiles = m // self.tile_m if self.swap_ab else n // self.tile_n
+        if self.share_s and r_tiles % 2:
+            # the clusters of 2 CTAs along the R side
+            return f"share_s needs an even number of R tiles, got {r_tiles} ({m}x{n}, {self})"
         return None

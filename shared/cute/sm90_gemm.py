@@ -87,6 +87,10 @@ with `skip_rows_past_extent` (the grouped GEMM) does not decode those rows at al
 `Sm90Config.half_s_tiles` multiplies a tile with at most half its rows inside the extent by wgmmas of
 half the N, into accumulators of their own (`_consume_tile`, once per MMA width).
 
+Shared S decode (`Sm90Config.share_s`): the two CTAs of a cluster along the R side hold the same S tile;
+each decodes part of its rows and copies them into the other's decoded ring (sm90_decoded_ring.py), so
+the decoders, which share the schedulers with the consumers, issue about half the instructions.
+
 Constraints: K % 256 == 0 (K % 512 with splits=2), the R side's extent a multiple of reg_rows
 (N % tile_n == 0, or M % tile_m == 0 with swap_ab), L == 1, the leaderboard layouts (K-major packed
 values, plain [rows, K/16] scales). Nothing here writes an intermediate tensor to device memory.
@@ -117,7 +121,8 @@ from shared.cute.ptx import (
     st_global_f16x2_exchanged,
     st_shared_v4,
 )
-from shared.cute.sm90_config import K_SUB, ROW_BYTES, SF_ROW_BYTES, Sm90Config
+from shared.cute.sm90_config import K_SUB, ROW_BYTES, SF_ROW_BYTES, Sm90Config, shared_s_rows
+from shared.cute.sm90_decoded_ring import DecodedRing
 
 
 @dataclass(frozen=True)
@@ -191,12 +196,17 @@ class Sm90BlockScaledGemm:
     # Skip decoding the S rows past the operand's extent (decoders()). Only the grouped GEMM, whose
     # tiles past a group's M are common: in the GEMMs the test cost more than it saved (H100; results/TUNING.md).
     skip_rows_past_extent = False
+    # A CTA runs a list of tiles (the grouped GEMM's _work): its S tiles need not match the cluster
+    # neighbour's, so the decode of S cannot be shared (Sm90Config.share_s).
+    tile_lists = False
 
     def __init__(self, config: Sm90Config):
         config.check(self.num_b)
         if self.blocked_sf and (config.smem_rows != 128 or config.reg_rows != 128 or config.swap_ab):
             # a stage's scale box is one whole 128-row block per side (the block's rows interleave)
             raise ValueError(f"{type(self).__name__}: blocked scales need 128-row tiles on both sides, got {config}")
+        if config.share_s and self.tile_lists:
+            raise ValueError(f"{type(self).__name__}: share_s needs one output tile per CTA, got {config}")
         self.cfg = config
         self.rows_s = config.smem_rows
         self.rows_r = config.reg_rows
@@ -265,7 +275,8 @@ class Sm90BlockScaledGemm:
         atoms, mD, grid = self._call_roles(pA, pB1, pB2, pSFA, pSFB1, pSFB2, pC, m, n, k_tiles)
         self.shared_storage = self._shared_storage()
         launch_queue.launch(self.kernel(*atoms, mD, self._tiled_mma(), k_tiles), queue,
-                            grid=grid, block=[self.cfg.threads, 1, 1], cluster=[1, 1, self.cfg.splits],
+                            grid=grid, block=[self.cfg.threads, 1, 1],
+                            cluster=[1, 2 if self.cfg.share_s else 1, self.cfg.splits],
                             min_blocks_per_mp=1, use_pdl=self.cfg.pdl)
 
     def _call_roles(self, pA, pB1, pB2, pSFA, pSFB1, pSFB2, pC, m, n, k_tiles):
@@ -394,10 +405,12 @@ class Sm90BlockScaledGemm:
 
         lda_pipe = tma_ring(st.lda_mbar, self.cfg.a_ring, n_dec // 32, ns * rows_s)  # S side: the decoders
         ldb_pipe = tma_ring(st.ldb_mbar, self.stages, n_consumer_warps, nr * rows_r)  # R side: the consumers
-        a16_pipe = pipeline.PipelineAsync.create(
-            barrier_storage=st.a16_mbar.data_ptr(), num_stages=self.a_slots,
-            producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, n_dec),
-            consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 32 * n_consumer_warps))
+        peer = None  # share_s: the other CTA of the cluster (along the R side), which holds the same S tile
+        if cutlass.const_expr(self.cfg.share_s):
+            peer = 1 - cute.arch.block_idx()[1] % 2
+        a16_pipe = DecodedRing.create(st.a16_mbar, self.a_slots, n_dec, 32 * n_consumer_warps, peer)
+        if cutlass.const_expr(self.cfg.share_s):
+            cluster_handshake()  # both CTAs' barriers initialized before either arrives on the other's
 
         if cutlass.const_expr(self.cfg.pdl):
             # Sm90Config.pdl: the next kernel in the queue may launch now (every CTA of this grid is
@@ -418,6 +431,8 @@ class Sm90BlockScaledGemm:
                     cluster_handshake()
         else:
             self.consumers(tidx, warp, wg, tiled_mma, sS16, at, ctx, tiles, ldb_pipe, a16_pipe)
+        if cutlass.const_expr(self.cfg.share_s):
+            cluster_handshake()  # the other CTA no longer stores into this one's ring or arrives on its barriers
 
     @cute.jit
     def producer(self, ops, rings, ctx, tiles, lda_pipe, ldb_pipe):
@@ -485,12 +500,22 @@ class Sm90BlockScaledGemm:
         # ---------------- S-side decoders (warps 1 .. 4*n_dwg-1): 256-K stage -> four 64-K
         # fp16 sub-tiles of every S operand
         dt = tidx - 32
-        # unit u = col * rows_s + row: 32-K chunk `col` (S operand, then chunk of the batch) of
+        # The rows this CTA decodes: all rows_s, or with share_s rows row_base .. row_base + rows_d - 1
+        # (sm90_config.shared_s_rows; for the second CTA those past rows_s are skipped), which one thread
+        # then copies into the other CTA's ring (`sent` bytes per S operand; `incoming` arrive from it)
+        rows_d, row_base = rows_s, 0
+        if cutlass.const_expr(self.cfg.share_s):
+            rank = cute.arch.block_idx()[1] % 2
+            rows_d = shared_s_rows(rows_s, 0)[1]
+            row_base = rank * rows_d
+            sent = (rows_d + rank * (rows_s - 2 * rows_d)) * K_SUB * 2
+            incoming = ns * (rows_s * K_SUB * 2 - sent)
+        # unit u = col * rows_d + row: 32-K chunk `col` (S operand, then chunk of the batch) of
         # row `row`; thread dt takes units dt, dt + n_dec, ...; consecutive threads take
         # consecutive rows (conflict-free 16-byte accesses). (row, col) advance by adds: a
         # division and a modulo per unit made a unit ~110 instructions instead of ~92.
-        row_first, col_first = dt % rows_s, dt // rows_s
-        # n_dec and rows_s are multiples of 8, so every unit of a thread has the same row % 8
+        row_first, col_first = dt % rows_d, dt // rows_d
+        # n_dec, rows_d and row_base are multiples of 8, so every unit of a thread has the same row % 8
         sw = dt & 7
         sts_off = [(p ^ (sw & 3)) * 16 for p in range(4)]
         cols, cols_log2 = self.unit_cols, self.unit_cols.bit_length() - 1
@@ -519,27 +544,41 @@ class Sm90BlockScaledGemm:
                         a16_pipe.producer_acquire(a_state)
                         a_state.advance()
                     row, col = row_first, col_first
-                    for _u in cutlass.range(dt, 0 if skip & 1 else cols * rows_s * ns, n_dec,
+                    for _u in cutlass.range(dt, 0 if skip & 1 else cols * rows_d * ns, n_dec,
                                             unroll=self.cfg.a_unroll):
                         op, cl = (col >> cols_log2, col & (cols - 1)) if ns > 1 else (0, col)
                         slot = slot0 + (cl >> 1)  # (slot0 + cl // 2) mod a_slots, slot0 < a_slots
                         if slot >= self.a_slots:
                             slot = slot - self.a_slots
+                        row_s = row  # the row of the S tile
+                        if cutlass.const_expr(self.cfg.share_s):
+                            row_s = row_base + row
                         exists = True  # without the skip: a compile-time True, no test in the loop
                         if cutlass.const_expr(self.skip_rows_past_extent):
-                            exists = row < s_rows
+                            exists = row_s < s_rows
+                        if cutlass.const_expr(skip & 8):
+                            exists = exists & (row_s < rows_s // 2)  # timing only: half of the S rows
+                        if cutlass.const_expr(self.cfg.share_s and 2 * rows_d != rows_s):
+                            exists = exists & (row_s < rows_s)
                         if exists:
                             self._decode_unit_to_smem(src_stage + op * s4_bytes, sf_stage + op * sfs_bytes,
-                                                      s16_base + (slot * ns + op) * s16_sub, row, cols * h + cl,
+                                                      s16_base + (slot * ns + op) * s16_sub, row_s, cols * h + cl,
                                                       cl & 1, sw, sts_off)
-                        row = row + n_dec % rows_s
-                        col = col + n_dec // rows_s
-                        if row >= rows_s:
-                            row = row - rows_s
+                        row = row + n_dec % rows_d
+                        col = col + n_dec // rows_d
+                        if row >= rows_d:
+                            row = row - rows_d
                             col = col + 1
-                    # generic-proxy stores -> visible to the wgmma (async proxy) reads
+                    # generic-proxy stores -> visible to the wgmma (async proxy) reads, and to the bulk copy
                     cute.arch.fence_proxy("async.shared", space="cta")
+                    if cutlass.const_expr(self.cfg.share_s):
+                        # every decoder's rows stored before one thread copies them to the other CTA
+                        cute.arch.barrier(barrier_id=2, number_of_threads=n_dec)
                     for _sub in cutlass.range_constexpr(nbat):
+                        if cutlass.const_expr(self.cfg.share_s):
+                            if dt == 0:
+                                first = s16_base + a_com.index * ns * s16_sub + row_base * K_SUB * 2
+                                a16_pipe.send(a_com, [(first + op * s16_sub, sent) for op in range(ns)], incoming)
                         a16_pipe.producer_commit(a_com)
                         a_com.advance()
                 lda_pipe.consumer_release(ld_state)
@@ -735,7 +774,7 @@ class Sm90BlockScaledGemm:
                             s_lo, s_hi = e4m3x2_to_f16x2_pair(
                                 prmt(sf_lo[(ch % 4) // 2], sf_hi[(ch % 4) // 2], sf_sel[ch % 2]))
                             d_lo = decode_e2m1x8_f16(w_lo, s_lo)
-                            d_hi = decode_e2m1x8_f16(w_hi, s_hi)
+                            d_hi = d_lo if skip & 16 else decode_e2m1x8_f16(w_hi, s_hi)  # 16: timing only
                             f = frag_i32[r][rs]
                             # pair j -> k16 block 2h + j // 2 of the round, fragment columns +8 when j is odd
                             for j in cutlass.range_constexpr(4):
