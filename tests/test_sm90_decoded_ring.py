@@ -41,13 +41,13 @@ def test_sharing_needs_an_even_number_of_r_tiles():
     assert replace(cfg, share_s=False).shape_error(512, 384, 7168, 1) is None
 
 
-def test_the_dual_chooser_shares_where_the_n_tiles_pair_up():
-    from problems.dual_gemm.config import SM90_WIDE, SM90_WIDE_104, choose_sm90
+def test_the_dual_chooser_shares_where_wide_tiles_pair_up():
+    from problems.dual_gemm.config import SM90_WIDE, SM90_WIDE_104, SM90_WIDE_SHARED, choose_sm90
 
-    for m, n, k in [(512, 3072, 7168), (512, 4096, 7168), (7168, 2304, 2048)]:
-        assert choose_sm90(m, n, k).share_s, (m, n, k)
+    for m, n, k in [(512, 4096, 7168), (7168, 2304, 2048), (512, 4096, 512)]:
+        assert choose_sm90(m, n, k) == SM90_WIDE_SHARED, (m, n, k)
     assert choose_sm90(4608, 384, 7168) == SM90_WIDE  # 3 N tiles
-    assert choose_sm90(512, 25 * 128, 7168) == SM90_WIDE_104  # 25 N tiles, 125 CTAs of 104 rows
+    assert choose_sm90(512, 3072, 7168) == SM90_WIDE_104  # level with its shared twin (results/shared-decode/)
     for m, n, k in [(256, 4096, 7168), (768, 3072, 7168)]:  # split, dealt K: more than one CTA per tile's K
         assert not choose_sm90(m, n, k).share_s
 

@@ -52,8 +52,8 @@ SM90_WIDE_SWAP = Sm90Config(smem_rows=96, n_cwg=2, n_dwg=2, stages=2, a_slots=5,
 # SM90_WIDE with 104-row tiles of A (the last one partial): M = 512 in five tiles, so that N = 3072
 # gives 120 CTAs of 104 x 128 instead of 96 of 128 x 128; the smaller decoded slots leave room for 9.
 # Its smaller accumulators leave the registers for 64-K consumer rounds (SM90_WIDE would serialize).
-# Chosen where 104-row tiles fit one wave and the N tiles do not pair up (SM90_WIDE_104_SHARED where they do):
-# 88.8 us against wide's 99.6 on 512x3072x7168 (120 CTAs where wide has 96) (H100, 2026-11-23; results/TUNING.md).
+# Chosen for 512x3072x7168 (120 CTAs where wide has 96): 88.8 us against wide's 99.6 (H100, 2026-11-23;
+# results/TUNING.md).
 SM90_WIDE_104 = replace(SM90_WIDE, smem_rows=104, a_slots=9, a_batch=4, chunk_k=64)
 
 # SM90_WIDE with its K tiles dealt (sm90_deal_k.py): one CTA per SM, the tiles' K tiles dealt evenly, partial
@@ -63,12 +63,14 @@ SM90_WIDE_104 = replace(SM90_WIDE, smem_rows=104, a_slots=9, a_batch=4, chunk_k=
 # 512x3072x7168) (H100, 2026-11-27; results/dealt-k/).
 SM90_WIDE_DK = replace(SM90_WIDE, deal_k=True)
 
-# SM90_WIDE_104 and SM90_WIDE with the A tile decoded once per pair of CTAs along N (Sm90Config.share_s,
-# sm90_decoded_ring.py: each decodes about half of its rows and copies them into the other's ring); wide's
-# decoded A published a sub-tile at a time. Chosen where the N tiles pair up: 75.2 us against wide_104's 75.8 on
-# 512x3072x7168, 85.3 against wide's 88.7 on 512x4096x7168 (graph replay; H100, 2026-11-27; results/shared-decode/).
-SM90_WIDE_104_SHARED = replace(SM90_WIDE_104, share_s=True)
+# SM90_WIDE with the A tile decoded once per pair of CTAs along N (Sm90Config.share_s, sm90_decoded_ring.py:
+# each decodes half of its rows and copies them into the other's ring), its decoded A published a sub-tile at
+# a time. Chosen where wide would be and the N tiles pair up: 85.2 / 85.3 us against wide's 88.8 / 88.7 on
+# 512x4096x7168 (graph replay; H100, 2026-11-27; results/shared-decode/).
 SM90_WIDE_SHARED = replace(SM90_WIDE, share_s=True, a_batch=1)
+# The same for SM90_WIDE_104. Tested, not chosen: level with wide_104 on 512x3072x7168 (in the evaluator's
+# graph replay 74.4 / 73.1 us against 73.5 / 73.2, alternating runs; H100, 2026-11-27; results/shared-decode/).
+SM90_WIDE_104_SHARED = replace(SM90_WIDE_104, share_s=True)
 
 SM90_CANDIDATES = {"default": SM90_DEFAULT, "small_m": SM90_SMALL_M, "wide_n": SM90_WIDE_N, "wide": SM90_WIDE,
                    "wide_split2": SM90_WIDE_SPLIT2, "wide_swap": SM90_WIDE_SWAP, "wide_104": SM90_WIDE_104,
@@ -82,12 +84,11 @@ def choose_sm90(m: int, n: int, k: int) -> Sm90Config:
         tiles = (m // 128) * (n // 128)
         if tiles >= 0.7 * H100_SM_COUNT:
             # one wave either way: the 104-row tiles have less work per CTA
-            pairs = (n // 128) % 2 == 0  # share_s: the CTAs along N pair up
             if -(-m // 104) * (n // 128) <= H100_SM_COUNT:
-                return SM90_WIDE_104_SHARED if pairs else SM90_WIDE_104
+                return SM90_WIDE_104
             if deal_k_pays(tiles, H100_SM_COUNT):
                 return SM90_WIDE_DK
-            return SM90_WIDE_SHARED if pairs else SM90_WIDE
+            return SM90_WIDE_SHARED if (n // 128) % 2 == 0 else SM90_WIDE  # share_s: the CTAs along N pair up
         if 2 * tiles <= H100_SM_COUNT and (k // K_TILE) % 2 == 0:
             return SM90_WIDE_SPLIT2
     if m % 64 == 0 and n % 128 == 0:
