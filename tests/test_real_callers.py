@@ -225,12 +225,9 @@ def test_the_split_pair_kernel_captured_and_replayed(split_kernel_forced):
     assert split_kernel_forced, "no call was prepared with the split pair kernel"
 
 
-@pytest.fixture(params=[("gemm", "SM90_M64_WIDE_DK"), ("dual_gemm", "SM90_WIDE_DK")], ids=lambda p: p[0])
-def dealt_k_forced(request, monkeypatch):
-    """gemm or dual_gemm with every sm90 call prepared with dealt K tiles (Stream-K; the last test case:
-    512x1536x7168 in 96 tiles of 28 K tiles, 4096x768x512 in 192 tiles of 2, on one CTA per SM): (problem, the
-    shapes it took)."""
-    problem, name = request.param
+def _force_sm90_config(monkeypatch, problem: str, name: str) -> list:
+    """Every sm90 call of `problem` prepared with its config `name` (problems/<problem>/config.py): the shapes
+    the chooser was asked for, as they come."""
     cmod, taken = importlib.import_module(f"problems.{problem}.config"), []
 
     def choose(m, n, k):
@@ -238,7 +235,16 @@ def dealt_k_forced(request, monkeypatch):
         return getattr(cmod, name)
 
     monkeypatch.setattr(cmod, "choose_sm90", choose)
-    return problem, taken
+    return taken
+
+
+@pytest.fixture(params=[("gemm", "SM90_M64_WIDE_DK"), ("dual_gemm", "SM90_WIDE_DK")], ids=lambda p: p[0])
+def dealt_k_forced(request, monkeypatch):
+    """gemm or dual_gemm with every sm90 call prepared with dealt K tiles (Stream-K; the last test case:
+    512x1536x7168 in 96 tiles of 28 K tiles, 4096x768x512 in 192 tiles of 2, on one CTA per SM): (problem, the
+    shapes it took)."""
+    problem, name = request.param
+    return problem, _force_sm90_config(monkeypatch, problem, name)
 
 
 @pytest.mark.gpu
@@ -266,14 +272,7 @@ def test_dealt_k_captured_and_replayed(dealt_k_forced):
 def shared_decode_forced(request, monkeypatch):
     """dual_gemm with every sm90 call prepared with the S decode shared by pairs of CTAs (the last test case,
     4096x768x512: 6 N tiles in 3 pairs, 40 or 32 A tiles, more CTAs than one wave): the shapes it took."""
-    cmod, taken = importlib.import_module("problems.dual_gemm.config"), []
-
-    def choose(m, n, k):
-        taken.append((m, n, k))
-        return getattr(cmod, request.param)
-
-    monkeypatch.setattr(cmod, "choose_sm90", choose)
-    return taken
+    return _force_sm90_config(monkeypatch, "dual_gemm", request.param)
 
 
 @pytest.mark.gpu

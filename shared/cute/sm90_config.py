@@ -64,10 +64,9 @@ class Sm90Config:
     K tile adds the others' fp32 sums (through a workspace in device memory) and stores the tile. For
     shapes whose tiles leave SMs idle in their last wave. Needs splits == 1.
     share_s: the S tile decoded once per cluster of 2 CTAs along the R side (sm90_decoded_ring.py): the two
-    CTAs hold the same S tile, each decodes about half of its rows and stores them in both CTAs' decoded
-    rings through distributed shared memory. Fewer decoder instructions beside the consumers' critical
-    path. Needs one output tile per CTA (no splits, deal_k or grouped tile lists) and an even number of
-    R tiles.
+    CTAs hold the same S tile, each decodes about half of its rows (shared_s_rows) into its own decoded ring
+    and bulk-copies them into the other's. Fewer decoder instructions beside the consumers' critical path.
+    Needs one output tile per CTA (no splits, deal_k or grouped tile lists) and an even number of R tiles.
     """
 
     smem_rows: int = 128

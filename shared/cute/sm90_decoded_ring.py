@@ -3,13 +3,13 @@ fill and the consumers' wgmmas read, as a PipelineAsync; with `Sm90Config.share_
 cluster of 2, each CTA decoding part of every slot and sending it to the other.
 
 Why share: every CTA decodes its whole S tile (A in the default roles), and the CTAs that hold the same S tile
-decode it again, each of them: the 24 CTAs along N of dual_gemm 512x3072x7168 decode each value of A 24 times.
+decode it again, each of them: the 32 CTAs along N of dual_gemm 512x4096x7168 decode each value of A 32 times.
 The decoders share the schedulers with the consumers, whose register decode of the R side is the critical
 path, so every decoder instruction costs the consumers time (results/shared-decode/). The two CTAs of a
 cluster along the R side hold the same S tile; with share_s each decodes the rows
-`sm90_config.shared_s_rows(rank)` of it into
-its own ring, and one thread copies them into the other CTA's ring with the bulk-copy engine
-(cp.async.bulk shared::cta -> shared::cluster), the way a multicast TMA load fills both CTAs.
+`sm90_config.shared_s_rows(rank)` of it into its own ring, and one thread copies them into the other CTA's
+ring with the bulk-copy engine (cp.async.bulk shared::cta -> shared::cluster), the way a multicast TMA load
+fills both CTAs.
 
 The protocol of a slot (both CTAs run the same slots in the same order: one output tile per CTA and the same
 K tiles, so the rings stay in step):
