@@ -14,7 +14,8 @@ rings run on from one segment into the next, no pipeline fill between them). The
 holds a tile's first K tile owns the tile: it adds the fp32 sums of the tile's other segments and runs
 the epilogue. Every other segment is the first segment of its CTA (a CTA's later segments start at a
 tile's first K tile), so each CTA hands over at most one partial, in its own slot of a workspace in
-device memory: its consumer threads store their accumulators (16-byte vectors, thread-minor, through L2),
+device memory: its consumer threads store their accumulators (16-byte vectors, thread-minor as the cluster
+split's exchange buffer, cluster_reduce.slot_address; through L2),
 meet at a named barrier, and one thread sets the CTA's flag with a release store. The owner's first
 consumer thread waits for each contributing CTA's flag with acquire loads and clears it (the workspace's
 flags are all zero between launches), and after a named barrier every consumer thread adds that slot to
@@ -98,6 +99,7 @@ def deal_k_class(base):
     from cutlass import Int32, Int64
 
     from shared.cute import launch_queue
+    from shared.cute.cluster_reduce import slot_address
     from shared.cute.ptx import fence_gpu, flag_release, flag_wait_and_clear, ld_global_cg_v4_f32, st_global_v4_f32
     from shared.cute.sm90_gemm import TileWork
 
@@ -140,12 +142,6 @@ def deal_k_class(base):
             later = ((first + k_tiles) * ctas - 1) // total - cta  # CTAs after this one holding some of the tile
             return TileWork(mD, k_tiles, hi - lo, lo - first, tile % n_s, tile // n_s, later, None, work)
 
-        @staticmethod
-        def _vector(work, slot, slot_bytes, index, ct, n_ct):
-            """Address of 16-byte vector `index` of consumer thread ct (of n_ct) in CTA `slot`'s slot of the
-            workspace at `work` (thread-minor: a warp's stores of one vector are 512 contiguous bytes)."""
-            return work + Int64(slot) * slot_bytes + (index * n_ct + ct) * 16
-
         @cute.jit
         def _finish_tile(self, accs, w, tile, cw, t, more, every_r: cutlass.Constexpr):
             """The owner of the tile (its segment starts at K tile 0) adds the later CTAs' partial sums and
@@ -165,17 +161,19 @@ def deal_k_class(base):
                     if ct == 0:
                         flag_wait_and_clear(flags + Int64(src) * 4)
                     cute.arch.barrier(barrier_id=1, number_of_threads=n_ct)
+                    theirs = w.work + Int64(src) * slot_bytes
                     for b in cutlass.range_constexpr(len(accs)):
                         for v in cutlass.range_constexpr(nv):
-                            x = ld_global_cg_v4_f32(self._vector(w.work, src, slot_bytes, b * nv + v, ct, n_ct))
+                            x = ld_global_cg_v4_f32(slot_address(theirs, b * nv + v, ct, n_ct))
                             for e in cutlass.range_constexpr(4):
                                 accs[b][4 * v + e] = accs[b][4 * v + e] + x[e]
                 self._store_tile(accs, w.mD, tile, w.bid_r, cw, more, every_r)
             elif cutlass.const_expr(not skip):
+                mine = w.work + Int64(cta) * slot_bytes
                 for b in cutlass.range_constexpr(len(accs)):
                     for v in cutlass.range_constexpr(nv):
-                        st_global_v4_f32(self._vector(w.work, cta, slot_bytes, b * nv + v, ct, n_ct), accs[b][4 * v],
-                                         accs[b][4 * v + 1], accs[b][4 * v + 2], accs[b][4 * v + 3])
+                        st_global_v4_f32(slot_address(mine, b * nv + v, ct, n_ct), accs[b][4 * v], accs[b][4 * v + 1],
+                                         accs[b][4 * v + 2], accs[b][4 * v + 3])
                 fence_gpu()
                 cute.arch.barrier(barrier_id=1, number_of_threads=n_ct)
                 if ct == 0:

@@ -505,7 +505,7 @@ class Sm90BlockScaledGemm:
         # then copies into the other CTA's ring (`sent` bytes per S operand; `incoming` arrive from it)
         rows_d, row_base = rows_s, 0
         if cutlass.const_expr(self.cfg.share_s):
-            rank = cute.arch.block_idx()[1] % 2
+            rank = 1 - a16_pipe.peer
             rows_d = shared_s_rows(rows_s, 0)[1]
             row_base = rank * rows_d
             sent = (rows_d + rank * (rows_s - 2 * rows_d)) * K_SUB * 2
