@@ -225,9 +225,18 @@ def test_the_split_pair_kernel_captured_and_replayed(split_kernel_forced):
     assert split_kernel_forced, "no call was prepared with the split pair kernel"
 
 
-def _force_sm90_config(monkeypatch, problem: str, name: str) -> list:
-    """Every sm90 call of `problem` prepared with its config `name` (problems/<problem>/config.py): the shapes
-    the chooser was asked for, as they come."""
+# The sm90 kernels whose CTAs hand data to other CTAs of the launch, forced onto the last test case (512x1536x7168
+# and 4096x768x512): dealt K tiles (Stream-K; partial sums through a workspace in device memory, 96 tiles of 28 K
+# tiles and 192 of 2 on one CTA per SM) and the A decode shared by pairs of CTAs (decoded rows bulk-copied into
+# the other CTA's ring; 4096x768x512 in 3 pairs of N tiles, 40 or 32 A tiles, more CTAs than one wave).
+HANDING_OVER = [("gemm", "SM90_M64_WIDE_DK"), ("dual_gemm", "SM90_WIDE_DK"), ("dual_gemm", "SM90_WIDE_104_SHARED"),
+                ("dual_gemm", "SM90_WIDE_SHARED")]
+
+
+@pytest.fixture(params=HANDING_OVER, ids=lambda p: f"{p[0]}-{p[1]}")
+def handing_over_forced(request, monkeypatch):
+    """Every sm90 call of the problem prepared with the config: (problem, the shapes it took)."""
+    problem, name = request.param
     cmod, taken = importlib.import_module(f"problems.{problem}.config"), []
 
     def choose(m, n, k):
@@ -235,59 +244,25 @@ def _force_sm90_config(monkeypatch, problem: str, name: str) -> list:
         return getattr(cmod, name)
 
     monkeypatch.setattr(cmod, "choose_sm90", choose)
-    return taken
-
-
-@pytest.fixture(params=[("gemm", "SM90_M64_WIDE_DK"), ("dual_gemm", "SM90_WIDE_DK")], ids=lambda p: p[0])
-def dealt_k_forced(request, monkeypatch):
-    """gemm or dual_gemm with every sm90 call prepared with dealt K tiles (Stream-K; the last test case:
-    512x1536x7168 in 96 tiles of 28 K tiles, 4096x768x512 in 192 tiles of 2, on one CTA per SM): (problem, the
-    shapes it took)."""
-    problem, name = request.param
-    return problem, _force_sm90_config(monkeypatch, problem, name)
+    return problem, taken
 
 
 @pytest.mark.gpu
-def test_dealt_k_inside_a_non_default_queue(dealt_k_forced):
-    """Its partial sums travel through device memory between CTAs of one launch: three calls in a row on a
-    busy side queue, each on new values, each checked as soon as it is queued."""
-    problem, taken = dealt_k_forced
+def test_a_kernel_handing_over_between_ctas_inside_a_non_default_queue(handing_over_forced):
+    """Three calls in a row on a busy side queue, each on new values, each checked as soon as it is queued."""
+    problem, taken = handing_over_forced
     prob, sub = _problem_and_submission(problem)
     failure = _race_case(problem, prob, sub, torch.cuda.Stream())
-    assert taken, "no call was prepared with dealt K tiles"
+    assert taken, "no call was prepared with the forced config"
     assert failure is None, failure
 
 
 @pytest.mark.gpu
-def test_dealt_k_captured_and_replayed(dealt_k_forced):
-    """A replay must find the workspace's flags as the capture left them (each launch clears what it set),
-    and the workspace itself must outlive the prepared launch (the submission lets go of it here)."""
-    problem, taken = dealt_k_forced
+def test_a_kernel_handing_over_between_ctas_captured_and_replayed(handing_over_forced):
+    """A replay must find the state the launch keeps between CTAs as the capture left it (dealt K's workspace
+    flags, cleared by each launch; the pairs' barriers), and the workspace must outlive the prepared launch
+    (the submission lets go of it here)."""
+    problem, taken = handing_over_forced
     prob, sub = _problem_and_submission(problem)
     _graph_case(problem, prob, sub, forget=True)
-    assert taken, "no call was prepared with dealt K tiles"
-
-
-@pytest.fixture(params=["SM90_WIDE_104_SHARED", "SM90_WIDE_SHARED"])
-def shared_decode_forced(request, monkeypatch):
-    """dual_gemm with every sm90 call prepared with the S decode shared by pairs of CTAs (the last test case,
-    4096x768x512: 6 N tiles in 3 pairs, 40 or 32 A tiles, more CTAs than one wave): the shapes it took."""
-    return _force_sm90_config(monkeypatch, "dual_gemm", request.param)
-
-
-@pytest.mark.gpu
-def test_shared_decode_inside_a_non_default_queue(shared_decode_forced):
-    """Each CTA's decoded rows reach the other CTA's ring by a bulk copy between SMs: three calls in a row on a
-    busy side queue, each on new values, each checked as soon as it is queued."""
-    prob, sub = _problem_and_submission("dual_gemm")
-    failure = _race_case("dual_gemm", prob, sub, torch.cuda.Stream())
-    assert shared_decode_forced, "no call was prepared with the shared decode"
-    assert failure is None, failure
-
-
-@pytest.mark.gpu
-def test_shared_decode_captured_and_replayed(shared_decode_forced):
-    """The pairs' barriers start every replay as the capture's launch found them."""
-    prob, sub = _problem_and_submission("dual_gemm")
-    _graph_case("dual_gemm", prob, sub, forget=True)
-    assert shared_decode_forced, "no call was prepared with the shared decode"
+    assert taken, "no call was prepared with the forced config"
