@@ -154,6 +154,58 @@ def test_e4m3_route_decode_is_exact_for_every_code_and_scale():
     assert np.abs(prod[prod != 0]).min() >= 2.0**-14  # normal fp16: no subnormal rounding either
 
 
+@pytest.mark.parametrize("rows_d,n_dwg,a_batch,blocked,share",
+                         [(104, 2, 4, False, False), (64, 2, 4, False, False), (112, 2, 4, False, False),
+                          (128, 2, 4, True, False), (128, 2, 2, False, False), (128, 2, 1, False, True),
+                          (64, 1, 2, False, False), (96, 1, 4, True, False)])
+def test_owned_rows_decode_every_unit_once_where_the_plain_mapping_does(rows_d, n_dwg, a_batch, blocked, share):
+    """Sm90Config.owned_rows: the thread constants and compile-time offsets of the owned decode
+    (Sm90BlockScaledGemm._owned_addresses / _owned_offsets, run on Python ints) give, for every active
+    thread and unit of every batch of a stage, the packed, scale and fp16 offsets of the plain decode
+    (_decode_unit_to_smem's 128B-swizzled layouts, written out here); together the threads cover each
+    (row, 32-K chunk) of the stage once."""
+    from shared.cute.sm90_config import K_SUB, ROW_BYTES, SF_ROW_BYTES, Sm90Config, row_owners
+    from shared.cute.sm90_gemm import Sm90BlockScaledGemm
+
+    cfg = Sm90Config(smem_rows=2 * rows_d if share else rows_d, n_cwg=2, n_dwg=n_dwg, stages=2, a_slots=a_batch + 1,
+                     consumer_regs=200, producer_regs=56 if n_dwg == 2 else 40, a_batch=a_batch, share_s=share,
+                     owned_rows=True)
+    kern = Sm90BlockScaledGemm(cfg)
+    kern.blocked_sf = blocked
+    n_dec, cols = cfg.decoder_threads, 2 * a_batch
+    k = row_owners(rows_d, n_dec)
+    assert k * rows_d <= n_dec and cols % k == 0
+    for row_base in ((0, rows_d) if share else (0,)):
+        seen = set()
+        for dt in range(k * rows_d):
+            sw, row, c0 = dt & 7, row_base + dt % rows_d, dt // rows_d
+            own = kern._owned_addresses(row, c0, sw)
+            for h in range(4 // a_batch):
+                for i in range(cols // k):
+                    src, sf, pieces = kern._owned_offsets(own, cols * h + k * i, (k * i) % 2)
+                    cl = k * i + c0  # the chunk in the batch: sub-tile cl // 2, its half cl % 2
+                    ch = cols * h + cl  # the chunk in the stage
+                    assert (k * i) // 2 == cl // 2
+                    assert src == row * ROW_BYTES + ((ch ^ sw) * 16)
+                    if blocked:
+                        assert sf == ((ch >> 1) << 9) + ((row & 31) << 4) + ((row >> 5) << 2) + ((ch & 1) << 1)
+                    else:
+                        assert sf == row * SF_ROW_BYTES + 2 * ch
+                    half = row * (K_SUB * 2) + (((cl & 1) * 64) ^ ((sw & 4) * 16))
+                    assert pieces == [half + (p ^ (sw & 3)) * 16 for p in range(4)]
+                    seen.add((row, ch))
+        assert seen == {(row_base + r, ch) for r in range(rows_d) for ch in range(8)}
+
+
+def test_owned_rows_need_a_decoder_thread_per_row():
+    from shared.cute.sm90_config import Sm90Config, row_owners
+
+    assert (row_owners(104, 224), row_owners(128, 224), row_owners(64, 96)) == (2, 1, 1)
+    with pytest.raises(ValueError, match="decoder thread per decoded row: 128 rows, 96 threads"):
+        Sm90Config(smem_rows=128, n_dwg=1, owned_rows=True).check(1)
+    Sm90Config(smem_rows=128, n_dwg=1, share_s=True, owned_rows=True).check(1)  # 64 rows each
+
+
 def test_split_k_needs_an_even_number_of_k_tiles_and_room_for_the_sums():
     from problems.dual_gemm.config import SM90_WIDE_SPLIT2
 

@@ -39,8 +39,9 @@ SM90_WIDE = Sm90Config(smem_rows=128, n_cwg=2, n_dwg=2, stages=2, a_slots=7, con
 # SM90_WIDE with K split over a cluster of 2 CTAs (the second one's sums added through distributed
 # shared memory): twice the CTAs for grids that would leave half the SMs idle. Chosen for 256x4096x7168
 # and 256x3072x4096: 67.2 and 45.2 us against 74.5 and 45.9 for wide_n (H100, 2026-11-22;
-# results/TUNING.md).
-SM90_WIDE_SPLIT2 = replace(SM90_WIDE, splits=2)
+# results/TUNING.md). Each decoder thread keeps one row of A (Sm90Config.owned_rows): 47.8 / 30.2 us against
+# 50.1 / 31.5 in graph replay (H100, 2026-11-27; results/owned-rows/).
+SM90_WIDE_SPLIT2 = replace(SM90_WIDE, splits=2, owned_rows=True)
 
 # The roles swapped: A decoded by the consumers into registers (64 rows per warpgroup, each fragment
 # used for both products), B1 and B2 decoded into shared memory, 96 rows each: a tile of 128 x 96,
@@ -53,7 +54,8 @@ SM90_WIDE_SWAP = Sm90Config(smem_rows=96, n_cwg=2, n_dwg=2, stages=2, a_slots=5,
 # gives 120 CTAs of 104 x 128 instead of 96 of 128 x 128; the smaller decoded slots leave room for 9.
 # Its smaller accumulators leave the registers for 64-K consumer rounds (SM90_WIDE would serialize).
 # Chosen for 512x3072x7168 (120 CTAs where wide has 96): 88.8 us against wide's 99.6 (H100, 2026-11-23;
-# results/TUNING.md).
+# results/TUNING.md). Not with owned_rows: 78.1 / 78.4 us against 76.8 / 77.1 (graph replay; H100, 2026-11-27;
+# results/owned-rows/).
 SM90_WIDE_104 = replace(SM90_WIDE, smem_rows=104, a_slots=9, a_batch=4, chunk_k=64)
 
 # SM90_WIDE with its K tiles dealt (sm90_deal_k.py): one CTA per SM, the tiles' K tiles dealt evenly, partial
@@ -66,8 +68,10 @@ SM90_WIDE_DK = replace(SM90_WIDE, deal_k=True)
 # SM90_WIDE with the A tile decoded once per pair of CTAs along N (Sm90Config.share_s, sm90_decoded_ring.py:
 # each decodes half of its rows and copies them into the other's ring), its decoded A published a sub-tile at
 # a time. Chosen where wide would be and the N tiles pair up: 85.2 / 85.3 us against wide's 88.8 / 88.7 on
-# 512x4096x7168 (graph replay; H100, 2026-11-27; results/shared-decode/).
-SM90_WIDE_SHARED = replace(SM90_WIDE, share_s=True, a_batch=1)
+# 512x4096x7168 (graph replay; H100, 2026-11-27; results/shared-decode/). Each decoder thread keeps one row of
+# its half (Sm90Config.owned_rows): 82.4 / 82.3 us against 83.8 / 84.1 (graph replay; H100, 2026-11-27;
+# results/owned-rows/).
+SM90_WIDE_SHARED = replace(SM90_WIDE, share_s=True, a_batch=1, owned_rows=True)
 # The same for SM90_WIDE_104. Tested, not chosen: level with wide_104 on 512x3072x7168 (in the evaluator's
 # graph replay 74.4 / 73.1 us against 73.5 / 73.2, alternating runs; H100, 2026-11-27; results/shared-decode/).
 SM90_WIDE_104_SHARED = replace(SM90_WIDE_104, share_s=True)

@@ -40,8 +40,10 @@ SM90_M128_WIDE_SPLIT2 = replace(SM90_M128, n_cwg=2, consumer_regs=200, splits=2,
 # B into shared memory), K split over a cluster of 2 CTAs: N = 7168 in 64 tiles, 128 CTAs where
 # SM90_M128_WIDE_SPLIT2 has 112 (the last B tile may be partial). Chosen for 128x7168x16384: 75.7 / 70.5 /
 # 68.5 us against 78.1 / 73.7 / 70.8 for m128_wide_split2 in three tune runs (H100, 2026-11-23;
-# results/TUNING.md).
-SM90_M128_SWAP_SPLIT2 = replace(SM90_M128_WIDE_SPLIT2, swap_ab=True, smem_rows=112)
+# results/TUNING.md). Each decoder thread keeps one row of B (Sm90Config.owned_rows): 61.8 / 62.0 us against
+# 63.2 / 63.0 in graph replay; the 64-row configs were slower with it (m64_wide 14.1 against 13.2 on
+# 128x7168x2048) (H100, 2026-11-27; results/owned-rows/).
+SM90_M128_SWAP_SPLIT2 = replace(SM90_M128_WIDE_SPLIT2, swap_ab=True, smem_rows=112, owned_rows=True)
 
 # SM90_M64_WIDE with its K tiles dealt (sm90_deal_k.py): one CTA per SM, the tiles' K tiles dealt evenly,
 # partial sums handed over through device memory. Chosen where m64_wide's tiles would leave a last wave

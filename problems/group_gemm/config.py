@@ -11,8 +11,10 @@ from dataclasses import replace
 from problems.gemm.config import SM90_M128
 
 # Chosen over decoded-A batches of 2 with deeper packed rings (5-13% slower) and 216 consumer registers
-# (3-6% slower) on the four benchmark cases (H100, 2026-11-24; results/README.md).
-SM90 = replace(SM90_M128, n_cwg=2, consumer_regs=200, a_unroll=2)
+# (3-6% slower) on the four benchmark cases (H100, 2026-11-24; results/README.md). Each decoder thread keeps
+# one row of A (Sm90Config.owned_rows; the pair kernels below inherit it): 140.5 / 75.9 / 32.0 / 16.2 us against
+# 150.9 / 78.2 / 33.7 / 16.6 on the four cases in graph replay (H100, 2026-11-27; results/owned-rows/).
+SM90 = replace(SM90_M128, n_cwg=2, consumer_regs=200, a_unroll=2, owned_rows=True)
 
 # Pairs of 128-row B tiles per CTA (r_tiles=2), as the dual GEMM's SM90_WIDE has B1 and B2: the A tile
 # the decoders decode serves 256 rows of B. The second B ring leaves room for 7 decoded A slots, filled

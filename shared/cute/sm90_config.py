@@ -22,6 +22,12 @@ def shared_s_rows(rows_s: int, rank: int) -> tuple[int, int]:
     return (0, first_rows) if rank == 0 else (first_rows, rows_s - first_rows)
 
 
+def row_owners(rows_d: int, decoder_threads: int) -> int:
+    """Decoder threads per S row with Sm90Config.owned_rows: 2 where twice the rows fit the threads (each
+    then takes the chunks of one parity), else 1."""
+    return 2 if 2 * rows_d <= decoder_threads else 1
+
+
 @dataclass(frozen=True)
 class Sm90Config:
     """Static tuning knobs of the Hopper kernels (one compiled kernel per distinct config).
@@ -67,6 +73,11 @@ class Sm90Config:
     CTAs hold the same S tile, each decodes about half of its rows (shared_s_rows) into its own decoded ring
     and bulk-copies them into the other's. Fewer decoder instructions beside the consumers' critical path.
     Needs one output tile per CTA (no splits, deal_k or grouped tile lists) and an even number of R tiles.
+    owned_rows: each decoder thread keeps one S row (with two threads per row, one parity of its 32-K chunks;
+    row_owners) for the whole kernel, so that every address of its decode is a thread constant plus a
+    compile-time offset, with no index arithmetic per unit (a unit ~72 instructions instead of ~92), and each
+    unit's loads go out before the previous unit's stores; threads past the rows idle. Needs at least as
+    many decoder threads as rows decoded.
     """
 
     smem_rows: int = 128
@@ -91,6 +102,7 @@ class Sm90Config:
     half_s_tiles: bool = False
     deal_k: bool = False
     share_s: bool = False
+    owned_rows: bool = False
 
     @property
     def reg_rows(self) -> int:
@@ -127,6 +139,11 @@ class Sm90Config:
     @property
     def decoder_threads(self) -> int:
         return 128 * self.n_dwg - 32
+
+    @property
+    def decoded_rows(self) -> int:
+        """S rows each CTA decodes: all of its tile, or with share_s the larger share of the pair."""
+        return shared_s_rows(self.smem_rows, 0)[1] if self.share_s else self.smem_rows
 
     def packed_rows(self, num_b: int) -> int:
         """Rows of packed data held at once: every stage of the A ring and of the B ring."""
@@ -196,6 +213,9 @@ class Sm90Config:
         if self.share_s and (self.splits != 1 or self.deal_k):
             # the pair of CTAs must run the same S tiles and K tiles in the same order
             raise ValueError(f"Sm90Config.share_s needs splits=1 and no deal_k, got {self}")
+        if self.owned_rows and self.decoded_rows > self.decoder_threads:
+            raise ValueError(f"Sm90Config.owned_rows needs a decoder thread per decoded row: {self.decoded_rows} rows, "
+                             f"{self.decoder_threads} threads ({self})")
         if self.splits > 1 and self.reduce_bytes(num_b) > self.staging_bytes(num_b):
             raise ValueError(f"Sm90Config {self}: the split's fp32 sums do not fit the operand buffers")
         if self.smem_bytes(num_b) > 227 * 1024:

@@ -121,7 +121,7 @@ from shared.cute.ptx import (
     st_global_f16x2_exchanged,
     st_shared_v4,
 )
-from shared.cute.sm90_config import K_SUB, ROW_BYTES, SF_ROW_BYTES, Sm90Config, shared_s_rows
+from shared.cute.sm90_config import K_SUB, ROW_BYTES, SF_ROW_BYTES, Sm90Config, row_owners, shared_s_rows
 from shared.cute.sm90_decoded_ring import DecodedRing
 
 
@@ -519,6 +519,14 @@ class Sm90BlockScaledGemm:
         sw = dt & 7
         sts_off = [(p ^ (sw & 3)) * 16 for p in range(4)]
         cols, cols_log2 = self.unit_cols, self.unit_cols.bit_length() - 1
+        if cutlass.const_expr(self.cfg.owned_rows):
+            # owned rows: thread dt keeps row row_base + dt % rows_d and, with k = 2 threads per row, the
+            # 32-K chunks of parity dt // rows_d; its units' addresses are the thread constants below
+            # XOR or plus compile-time offsets (_decode_owned_batch)
+            k = row_owners(rows_d, n_dec)
+            owner = dt < k * rows_d
+            own_row = row_base + row_first
+            own = self._owned_addresses(own_row, col_first, sw)
         ld_state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, self.cfg.a_ring)
         a_state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, self.a_slots)
         a_com = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, self.a_slots)
@@ -529,6 +537,14 @@ class Sm90BlockScaledGemm:
             s_rows = None  # the rows of this S tile that exist, where the decode skips the others
             if cutlass.const_expr(self.skip_rows_past_extent):
                 s_rows = self._s_rows(w)
+            if cutlass.const_expr(self.cfg.owned_rows):
+                owned = owner  # the thread's row decoded in this tile
+                if cutlass.const_expr(self.skip_rows_past_extent):
+                    owned = owned & (own_row < s_rows)
+                if cutlass.const_expr(skip & 8):
+                    owned = owned & (own_row < rows_s // 2)  # timing only: half of the S rows
+                if cutlass.const_expr(self.cfg.share_s and 2 * rows_d != rows_s):
+                    owned = owned & (own_row < rows_s)
             for _kt in cutlass.range(kt_own, unroll=1):
                 lda_pipe.consumer_wait(ld_state)
                 src_stage = s4_base + ld_state.index * s4_stage
@@ -543,32 +559,40 @@ class Sm90BlockScaledGemm:
                     for _sub in cutlass.range_constexpr(nbat - 1):
                         a16_pipe.producer_acquire(a_state)
                         a_state.advance()
-                    row, col = row_first, col_first
-                    for _u in cutlass.range(dt, 0 if skip & 1 else cols * rows_d * ns, n_dec,
-                                            unroll=self.cfg.a_unroll):
-                        op, cl = (col >> cols_log2, col & (cols - 1)) if ns > 1 else (0, col)
-                        slot = slot0 + (cl >> 1)  # (slot0 + cl // 2) mod a_slots, slot0 < a_slots
-                        if slot >= self.a_slots:
-                            slot = slot - self.a_slots
-                        row_s = row  # the row of the S tile
-                        if cutlass.const_expr(self.cfg.share_s):
-                            row_s = row_base + row
-                        exists = True  # without the skip: a compile-time True, no test in the loop
-                        if cutlass.const_expr(self.skip_rows_past_extent):
-                            exists = row_s < s_rows
-                        if cutlass.const_expr(skip & 8):
-                            exists = exists & (row_s < rows_s // 2)  # timing only: half of the S rows
-                        if cutlass.const_expr(self.cfg.share_s and 2 * rows_d != rows_s):
-                            exists = exists & (row_s < rows_s)
-                        if exists:
-                            self._decode_unit_to_smem(src_stage + op * s4_bytes, sf_stage + op * sfs_bytes,
-                                                      s16_base + (slot * ns + op) * s16_sub, row_s, cols * h + cl,
-                                                      cl & 1, sw, sts_off)
-                        row = row + n_dec % rows_d
-                        col = col + n_dec // rows_d
-                        if row >= rows_d:
-                            row = row - rows_d
-                            col = col + 1
+                    if cutlass.const_expr(self.cfg.owned_rows):
+                        if owned:
+                            # the thread's units of the batch: S operand op, chunk cols * h + k * i + its parity
+                            self._decode_owned_batch(
+                                [(src_stage + op * s4_bytes, sf_stage + op * sfs_bytes, cols * h + k * i,
+                                  s16_base + op * s16_sub, k * i // 2, (k * i) % 2)
+                                 for op in range(0 if skip & 1 else ns) for i in range(cols // k)], own, slot0)
+                    else:
+                        row, col = row_first, col_first
+                        for _u in cutlass.range(dt, 0 if skip & 1 else cols * rows_d * ns, n_dec,
+                                                unroll=self.cfg.a_unroll):
+                            op, cl = (col >> cols_log2, col & (cols - 1)) if ns > 1 else (0, col)
+                            slot = slot0 + (cl >> 1)  # (slot0 + cl // 2) mod a_slots, slot0 < a_slots
+                            if slot >= self.a_slots:
+                                slot = slot - self.a_slots
+                            row_s = row  # the row of the S tile
+                            if cutlass.const_expr(self.cfg.share_s):
+                                row_s = row_base + row
+                            exists = True  # without the skip: a compile-time True, no test in the loop
+                            if cutlass.const_expr(self.skip_rows_past_extent):
+                                exists = row_s < s_rows
+                            if cutlass.const_expr(skip & 8):
+                                exists = exists & (row_s < rows_s // 2)  # timing only: half of the S rows
+                            if cutlass.const_expr(self.cfg.share_s and 2 * rows_d != rows_s):
+                                exists = exists & (row_s < rows_s)
+                            if exists:
+                                self._decode_unit_to_smem(src_stage + op * s4_bytes, sf_stage + op * sfs_bytes,
+                                                          s16_base + (slot * ns + op) * s16_sub, row_s, cols * h + cl,
+                                                          cl & 1, sw, sts_off)
+                            row = row + n_dec % rows_d
+                            col = col + n_dec // rows_d
+                            if row >= rows_d:
+                                row = row - rows_d
+                                col = col + 1
                     # generic-proxy stores -> visible to the wgmma (async proxy) reads, and to the bulk copy
                     cute.arch.fence_proxy("async.shared", space="cta")
                     if cutlass.const_expr(self.cfg.share_s):
@@ -943,14 +967,68 @@ class Sm90BlockScaledGemm:
             s01 = ld_shared_u16(sf_stage + ((ch >> 1) << 9) + ((row & 31) << 4) + ((row >> 5) << 2) + ((ch & 1) << 1))
         else:
             s01 = ld_shared_u16(sf_stage + row * SF_ROW_BYTES + 2 * ch)
-        s0, s1 = e4m3x2_to_f16x2_pair(s01)
-        d0 = decode_e2m1x8_f16(w[0], s0)
-        d1 = decode_e2m1x8_f16(w[1], s0)
-        d2 = decode_e2m1x8_f16(w[2], s1)
-        d3 = decode_e2m1x8_f16(w[3], s1)
+        d = self._decode_words(w, s01)
         half = dst_slot + row * (K_SUB * 2) + ((q * 64) ^ ((sw & 4) * 16))  # 64 * (q ^ (sw // 4))
         for p in cutlass.range_constexpr(4):
-            st_shared_v4(half + sts_off[p], d0[p], d1[p], d2[p], d3[p])
+            st_shared_v4(half + sts_off[p], d[0][p], d[1][p], d[2][p], d[3][p])
+
+    @staticmethod
+    def _decode_words(w, s01):
+        """A unit's 4 words of packed FP4 (32 K of one row) and its 2 scale bytes -> 4 x 4 f16x2 pairs."""
+        s0, s1 = e4m3x2_to_f16x2_pair(s01)
+        return [decode_e2m1x8_f16(w[0], s0), decode_e2m1x8_f16(w[1], s0),
+                decode_e2m1x8_f16(w[2], s1), decode_e2m1x8_f16(w[3], s1)]
+
+    def _owned_addresses(self, row, c0, sw):
+        """The thread constants of an owned row's decode (Sm90Config.owned_rows): the byte offsets in a
+        stage of packed S of chunk c0 of `row` (swizzled), of its scales, and of its fp16 row in a decoded
+        sub-tile (swizzled; chunk parity c0: the second 32-K half of the sub-tile for c0 = 1)."""
+        src = row * ROW_BYTES + ((c0 ^ sw) * 16)
+        if self.blocked_sf:
+            sf = ((row & 31) << 4) + ((row >> 5) << 2) + (c0 << 1)
+        else:
+            sf = row * SF_ROW_BYTES + 2 * c0
+        dst = row * (K_SUB * 2) + (((4 * c0) ^ sw) * 16)
+        return src, sf, dst
+
+    def _owned_offsets(self, own, e: int, q: int):
+        """(packed offset, scale offset, the 4 pieces' fp16 offsets) of chunk c0 + e of an owned row (e even
+        where two threads share the row), stored as chunk q of the owner's parity in its sub-tile: (a ^ b) * 16
+        = a * 16 ^ b * 16, and the row offsets have no bits in 4..6, so a swizzled chunk is a thread constant
+        XOR a compile-time one."""
+        src, sf, dst = own
+        sf_e = (((e >> 1) << 9) + ((e & 1) << 1)) if self.blocked_sf else 2 * e
+        return src ^ (16 * e), sf + sf_e, [dst ^ (16 * (4 * q + p)) for p in range(4)]
+
+    def _decode_owned_batch(self, units, own, slot0):
+        """An owned row's units of one batch (Sm90Config.owned_rows), each (packed stage of its S operand, its
+        scales' stage, chunk offset e, decoded ring of the operand, sub-tile of the batch, chunk q of it).
+        Each unit's loads are issued before the previous unit's stores: ptxas keeps shared loads behind
+        earlier shared stores, as it cannot tell the rings apart."""
+        loaded = self._load_owned_unit(*units[0][:3], own)
+        for j in range(len(units)):
+            cur = loaded
+            if j + 1 < len(units):
+                loaded = self._load_owned_unit(*units[j + 1][:3], own)
+            self._store_owned_unit(cur, *units[j][3:4], slot0, own, *units[j][4:])
+
+    def _load_owned_unit(self, src_stage, sf_stage, e: int, own):
+        """The packed words and scale bytes of chunk c0 + e of an owned row in a stage of S."""
+        src, sf, _ = self._owned_offsets(own, e, 0)
+        return ld_shared_v4(src_stage + src), ld_shared_u16(sf_stage + sf)
+
+    @cute.jit
+    def _store_owned_unit(self, loaded, s16_op, slot0, own, sub: cutlass.Constexpr, q: cutlass.Constexpr):
+        """A loaded unit decoded into sub-tile `sub` of the batch starting at ring slot slot0 (its chunk q of
+        the owner's parity). s16_op: the decoded ring of this S operand."""
+        d = self._decode_words(*loaded)
+        slot = slot0 + sub  # (slot0 + sub) mod a_slots, slot0 < a_slots
+        if slot >= self.a_slots:
+            slot = slot - self.a_slots
+        slot_at = s16_op + slot * (self.ns * self.rows_s * K_SUB * 2)
+        pieces = self._owned_offsets(own, 0, q)[2]
+        for p in cutlass.range_constexpr(4):
+            st_shared_v4(slot_at + pieces[p], d[0][p], d[1][p], d[2][p], d[3][p])
 
     @cute.jit
     def epilogue_value(self, accs, i):
