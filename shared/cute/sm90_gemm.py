@@ -26,6 +26,9 @@ the default roles. CTA = n_dwg + n_cwg warpgroups:
                         A unit (one row, 32 K) is ~92 instructions, 60 of them the decode; its
                         indices advance by adds, not a division per unit: the decoders share the
                         schedulers with the consumers, so each decoder instruction costs them time.
+                        With owned_rows a thread keeps one row, its addresses thread constants
+                        (~72 instructions a unit): faster on some configs, slower on others
+                        (measured per config: the problems' config.py).
   the last n_cwg warpgroups: consumers, 64 rows of each B per warpgroup; per round (chunk_k = 32
                         or 64 K) decode the warpgroup's B fragments into registers (2 register
                         sets, so the decode of round j+1 overlaps the wgmma of round j; the packed
