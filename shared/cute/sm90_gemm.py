@@ -102,6 +102,7 @@ values, plain [rows, K/16] scales). Nothing here writes an intermediate tensor t
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import cutlass
 import cutlass.cute as cute
@@ -149,6 +150,19 @@ class RingAddresses:
     r4_bytes: int
     sfs_bytes: int
     sfr_bytes: int
+
+
+class OwnedUnit(NamedTuple):
+    """One unit of a batch of an owned row (Sm90Config.owned_rows): the stage of packed S of its operand and
+    that stage's scales, its chunk's offset e from the owner's first chunk, the decoded ring of its operand,
+    its sub-tile in the batch and its chunk q of the owner's ones in that sub-tile."""
+
+    src_stage: object
+    sf_stage: object
+    e: int
+    s16_op: object
+    sub: int
+    q: int
 
 
 @dataclass(frozen=True)
@@ -566,8 +580,8 @@ class Sm90BlockScaledGemm:
                         if owned:
                             # the thread's units of the batch: S operand op, chunk cols * h + k * i + its parity
                             self._decode_owned_batch(
-                                [(src_stage + op * s4_bytes, sf_stage + op * sfs_bytes, cols * h + k * i,
-                                  s16_base + op * s16_sub, k * i // 2, (k * i) % 2)
+                                [OwnedUnit(src_stage + op * s4_bytes, sf_stage + op * sfs_bytes, cols * h + k * i,
+                                           s16_base + op * s16_sub, k * i // 2, (k * i) % 2)
                                  for op in range(0 if skip & 1 else ns) for i in range(cols // k)], own, slot0)
                     else:
                         row, col = row_first, col_first
@@ -1004,21 +1018,20 @@ class Sm90BlockScaledGemm:
         return src ^ (16 * e), sf + sf_e, [dst ^ (16 * (4 * q + p)) for p in range(4)]
 
     def _decode_owned_batch(self, units, own, slot0):
-        """An owned row's units of one batch (Sm90Config.owned_rows), each (packed stage of its S operand, its
-        scales' stage, chunk offset e, decoded ring of the operand, sub-tile of the batch, chunk q of it).
-        Each unit's loads are issued before the previous unit's stores: ptxas keeps shared loads behind
-        earlier shared stores, as it cannot tell the rings apart."""
-        loaded = self._load_owned_unit(*units[0][:3], own)
-        for j in range(len(units)):
+        """An owned row's units of one batch (Sm90Config.owned_rows; OwnedUnit). Each unit's loads are issued
+        before the previous unit's stores: ptxas keeps shared loads behind earlier shared stores, as it cannot
+        tell the rings apart."""
+        loaded = self._load_owned_unit(units[0], own)
+        for j, u in enumerate(units):
             cur = loaded
             if j + 1 < len(units):
-                loaded = self._load_owned_unit(*units[j + 1][:3], own)
-            self._store_owned_unit(cur, *units[j][3:4], slot0, own, *units[j][4:])
+                loaded = self._load_owned_unit(units[j + 1], own)
+            self._store_owned_unit(cur, u.s16_op, slot0, own, u.sub, u.q)
 
-    def _load_owned_unit(self, src_stage, sf_stage, e: int, own):
-        """The packed words and scale bytes of chunk c0 + e of an owned row in a stage of S."""
-        src, sf, _ = self._owned_offsets(own, e, 0)
-        return ld_shared_v4(src_stage + src), ld_shared_u16(sf_stage + sf)
+    def _load_owned_unit(self, u, own):
+        """The packed words and scale bytes of unit u of an owned row."""
+        src, sf, _ = self._owned_offsets(own, u.e, 0)
+        return ld_shared_v4(u.src_stage + src), ld_shared_u16(u.sf_stage + sf)
 
     @cute.jit
     def _store_owned_unit(self, loaded, s16_op, slot0, own, sub: cutlass.Constexpr, q: cutlass.Constexpr):
