@@ -30,7 +30,6 @@ if str(REPO) not in sys.path:  # `python scripts/sm90_work.py` as well as `pytho
 
 from harness.problem import load_problem  # noqa: E402
 from harness.text_table import plain_table  # noqa: E402
-from shared.cute.sm90_config import shared_s_rows  # noqa: E402
 from shared.devices import H100_SM_COUNT  # noqa: E402
 
 PROBLEMS = ("gemm", "dual_gemm", "group_gemm")
@@ -77,7 +76,7 @@ def _named(config, candidates: dict) -> str:
 def gemm_family_work(problem: str, m: int, n: int, k: int, sms: int = H100_SM_COUNT) -> Work:
     """The GEMM's or dual GEMM's chosen config on one shape: one tile per CTA on sm90_gemm._roles' grid,
     or with dealt K tiles each CTA's segments (sm90_deal_k.segments) on one CTA per SM; with share_s a pair
-    of CTAs decodes each S tile once, the first CTA the larger part (sm90_config.shared_s_rows)."""
+    of CTAs decodes each S tile once, the first CTA the larger part (Sm90Config.decoded_rows)."""
     if problem == "gemm":
         from problems.gemm.config import SM90_CANDIDATES, choose_sm90
         num_b = 1
@@ -89,8 +88,7 @@ def gemm_family_work(problem: str, m: int, n: int, k: int, sms: int = H100_SM_CO
     ns, nr = (num_b, 1) if cfg.swap_ab else (1, num_b)  # operands on each side
     rows_s, rows_r = cfg.smem_rows, cfg.reg_rows * cfg.r_tiles
     grid_s, grid_r = -(-s_total // rows_s), r_total // rows_r
-    decoded_s = shared_s_rows(rows_s, 0)[1] if cfg.share_s else rows_s
-    tile = Tile(decoded_s * ns, rows_s * ns, rows_r * nr, k // cfg.splits)
+    tile = Tile(cfg.decoded_rows * ns, rows_s * ns, rows_r * nr, k // cfg.splits)
     per_cta = [[tile]] * (grid_s * grid_r * cfg.splits)
     if cfg.deal_k:
         from shared.cute.sm90_deal_k import ctas_for, segments

@@ -125,7 +125,7 @@ from shared.cute.ptx import (
     st_global_f16x2_exchanged,
     st_shared_v4,
 )
-from shared.cute.sm90_config import K_SUB, ROW_BYTES, SF_ROW_BYTES, Sm90Config, row_owners, shared_s_rows
+from shared.cute.sm90_config import K_SUB, ROW_BYTES, SF_ROW_BYTES, Sm90Config, row_owners
 from shared.cute.sm90_decoded_ring import DecodedRing
 
 
@@ -520,10 +520,9 @@ class Sm90BlockScaledGemm:
         # The rows this CTA decodes: all rows_s, or with share_s rows row_base .. row_base + rows_d - 1
         # (sm90_config.shared_s_rows; for the second CTA those past rows_s are skipped), which one thread
         # then copies into the other CTA's ring (`sent` bytes per S operand; `incoming` arrive from it)
-        rows_d, row_base = rows_s, 0
+        rows_d, row_base = self.cfg.decoded_rows, 0
         if cutlass.const_expr(self.cfg.share_s):
             rank = 1 - a16_pipe.peer
-            rows_d = shared_s_rows(rows_s, 0)[1]
             row_base = rank * rows_d
             sent = (rows_d + rank * (rows_s - 2 * rows_d)) * K_SUB * 2
             incoming = ns * (rows_s * K_SUB * 2 - sent)
@@ -555,13 +554,7 @@ class Sm90BlockScaledGemm:
             if cutlass.const_expr(self.skip_rows_past_extent):
                 s_rows = self._s_rows(w)
             if cutlass.const_expr(self.cfg.owned_rows):
-                owned = owner  # the thread's row decoded in this tile
-                if cutlass.const_expr(self.skip_rows_past_extent):
-                    owned = owned & (own_row < s_rows)
-                if cutlass.const_expr(skip & 8):
-                    owned = owned & (own_row < rows_s // 2)  # timing only: half of the S rows
-                if cutlass.const_expr(self.cfg.share_s and 2 * rows_d != rows_s):
-                    owned = owned & (own_row < rows_s)
+                owned = self._row_decoded(own_row, s_rows, rows_d, owner)  # the thread's row, in this tile
             for _kt in cutlass.range(kt_own, unroll=1):
                 lda_pipe.consumer_wait(ld_state)
                 src_stage = s4_base + ld_state.index * s4_stage
@@ -588,19 +581,12 @@ class Sm90BlockScaledGemm:
                         for _u in cutlass.range(dt, 0 if skip & 1 else cols * rows_d * ns, n_dec,
                                                 unroll=self.cfg.a_unroll):
                             op, cl = (col >> cols_log2, col & (cols - 1)) if ns > 1 else (0, col)
-                            slot = slot0 + (cl >> 1)  # (slot0 + cl // 2) mod a_slots, slot0 < a_slots
-                            if slot >= self.a_slots:
-                                slot = slot - self.a_slots
+                            slot = self._batch_slot(slot0, cl >> 1)
                             row_s = row  # the row of the S tile
                             if cutlass.const_expr(self.cfg.share_s):
                                 row_s = row_base + row
-                            exists = True  # without the skip: a compile-time True, no test in the loop
-                            if cutlass.const_expr(self.skip_rows_past_extent):
-                                exists = row_s < s_rows
-                            if cutlass.const_expr(skip & 8):
-                                exists = exists & (row_s < rows_s // 2)  # timing only: half of the S rows
-                            if cutlass.const_expr(self.cfg.share_s and 2 * rows_d != rows_s):
-                                exists = exists & (row_s < rows_s)
+                            # without any test a compile-time True: no test in the loop
+                            exists = self._row_decoded(row_s, s_rows, rows_d)
                             if exists:
                                 self._decode_unit_to_smem(src_stage + op * s4_bytes, sf_stage + op * sfs_bytes,
                                                           s16_base + (slot * ns + op) * s16_sub, row_s, cols * h + cl,
@@ -625,6 +611,31 @@ class Sm90BlockScaledGemm:
                 lda_pipe.consumer_release(ld_state)
                 ld_state.advance()
 
+
+    def _row_decoded(self, row_s, s_rows, rows_d, decoded=True):
+        """`decoded` and the decoders' tests of row row_s of the S tile: it lies inside the operand
+        (skip_rows_past_extent; s_rows: the tile's rows that exist), in the half of the rows that debug_skip
+        bit 8 keeps (timing only), inside the tile (share_s, where the second CTA's share of rows_d rows runs
+        past it). A Python True where no test applies."""
+        def both(a, b):
+            return b if a is True else a & b
+
+        if self.skip_rows_past_extent:
+            decoded = both(decoded, row_s < s_rows)
+        if self.cfg.debug_skip & 8:
+            decoded = both(decoded, row_s < self.rows_s // 2)
+        if self.cfg.share_s and 2 * rows_d != self.rows_s:
+            decoded = both(decoded, row_s < self.rows_s)
+        return decoded
+
+    @cute.jit
+    def _batch_slot(self, slot0, sub):
+        """The ring slot of sub-tile `sub` of a batch that starts at slot slot0: (slot0 + sub) mod a_slots, for
+        slot0 < a_slots and sub < a_batch < a_slots."""
+        slot = slot0 + sub
+        if slot >= self.a_slots:
+            slot = slot - self.a_slots
+        return slot
 
     @cute.jit
     def consumers(self, tidx, warp, wg, tiled_mma, sS16, at, ctx, tiles, ldb_pipe, a16_pipe):
@@ -1038,10 +1049,7 @@ class Sm90BlockScaledGemm:
         """A loaded unit decoded into sub-tile `sub` of the batch starting at ring slot slot0 (its chunk q of
         the owner's parity). s16_op: the decoded ring of this S operand."""
         d = self._decode_words(*loaded)
-        slot = slot0 + sub  # (slot0 + sub) mod a_slots, slot0 < a_slots
-        if slot >= self.a_slots:
-            slot = slot - self.a_slots
-        slot_at = s16_op + slot * (self.ns * self.rows_s * K_SUB * 2)
+        slot_at = s16_op + self._batch_slot(slot0, sub) * (self.ns * self.rows_s * K_SUB * 2)
         pieces = self._owned_offsets(own, 0, q)[2]
         for p in cutlass.range_constexpr(4):
             st_shared_v4(slot_at + pieces[p], d[0][p], d[1][p], d[2][p], d[3][p])
