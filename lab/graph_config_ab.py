@@ -6,7 +6,8 @@
 
 For each benchmark case of gemv, gemm, dual_gemm or group_gemm: the chooser's config with FIELD set to each
 value (integers; repeat a value to see the run's spread), or for gemm and dual_gemm with FIELD `config` the
-candidates of that name (SM90_CANDIDATES in problems/<p>/config.py), one graph per value capturing the call
+candidates of that name (SM90_CANDIDATES in problems/<p>/config.py; NAME/field:v/... changes integer fields of
+one, e.g. config=wide_104,wide_swap/share_s:1/owned_rows:1), one graph per value capturing the call
 over rotating inputs (enough to exceed L2 four times, at most the evaluator's GRAPH_MAX_INPUTS; unlike its
 --graph, not at least the problem's inputs per sample; the inputs alternate the leaderboard and the stress
 generator). Each graph's replay is checked against the reference (outputs NaN-poisoned first), then the graphs
@@ -46,8 +47,10 @@ def launcher(problem: str, data, field: str, value: int):
     kernel = __import__(f"problems.{problem}.kernel_sm90", fromlist=["prepare"])
     choose = __import__(f"problems.{problem}.config", fromlist=["choose_sm90"]).choose_sm90
     if field == "config":
+        # NAME, or NAME/field:v/field:v: the candidate with integer fields changed (0 / 1 for the flags)
+        name, *sets = value.split("/")
         candidates = __import__(f"problems.{problem}.config", fromlist=["SM90_CANDIDATES"]).SM90_CANDIDATES
-        return kernel.prepare(data, candidates[value])
+        return kernel.prepare(data, replace(candidates[name], **{f: int(v) for f, v in (s.split(":") for s in sets)}))
     a, b = data[0], data[1]
     return kernel.prepare(data, replace(choose(a.shape[0], b.shape[0], 2 * a.shape[1]), **{field: value}))
 

@@ -16,6 +16,7 @@ lines of several JSON files beside the goal's 2.0x the floor (issue 34's 790 TFL
 import argparse
 import json
 import math
+import re
 import statistics
 import sys
 import time
@@ -104,6 +105,14 @@ def measure(args) -> dict:
             "environment": environment("cuda"), "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
 
 
+def config_label(text: str) -> str:
+    """S rows x R rows, splits and roles of an Sm90Config's repr (the tile a CTA multiplies)."""
+    f = dict(re.findall(r"(\w+)=(\w+)", text))
+    label = f"{f['smem_rows']} S x {64 * int(f['n_cwg'])} R rows"
+    label += f", {f['splits']} splits" if f["splits"] != "1" else ""
+    return label + (", swapped" if f["swap_ab"] == "True" else "")
+
+
 def plot(paths, out) -> None:
     import matplotlib
 
@@ -123,12 +132,13 @@ def plot(paths, out) -> None:
                     color=color, lw=0.8)
         ax.plot([0, max(ks)], [0, GOAL_OVER_FLOOR * floor_us(d["problem"], d["m"], d["n"], max(ks))], "--",
                 color="tab:red", lw=1, label=f"goal: {GOAL_OVER_FLOOR}x the floor")
-        ax.set_title(f"{d['problem']} {d['m']}x{d['n']}xK ({d['config'].split('(')[0]})", fontsize=8)
+        ax.set_title(f"{d['problem']} {d['m']}x{d['n']}xK, {config_label(d['config'])}, {d['environment']['commit']}",
+                     fontsize=8)
         ax.set_xlabel("K")
         ax.set_ylabel("graph replay, us per call")
         ax.legend(fontsize=7)
-    env = docs[0]["environment"]
-    fig.suptitle(f"{env['device']}, {docs[0]['date'][:10]}, commit {env['commit']}", fontsize=9)
+    fig.suptitle(f"{docs[0]['environment']['device']}, {docs[0]['date'][:10]}: CUDA-graph replay over K, one config "
+                 f"per line", fontsize=9)
     fig.tight_layout()
     fig.savefig(out, dpi=110)
     print(out)

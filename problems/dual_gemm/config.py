@@ -46,7 +46,9 @@ SM90_WIDE_SPLIT2 = replace(SM90_WIDE, splits=2, owned_rows=True)
 # The roles swapped: A decoded by the consumers into registers (64 rows per warpgroup, each fragment
 # used for both products), B1 and B2 decoded into shared memory, 96 rows each: a tile of 128 x 96,
 # so that N = 3072 gives 32 tiles along N instead of 24. Tested, not chosen: 68.4 / 114.1 us on
-# 256x3072 / 512x3072 against wide's 59.4 / 99.5 (H100, 2026-11-23; results/TUNING.md).
+# 256x3072 / 512x3072 against wide's 59.4 / 99.5 (H100, 2026-11-23; results/TUNING.md); with the B tiles
+# decoded once per pair of CTAs (share_s, owned rows, a_batch 2, one decoder warpgroup) 79.3 against wide_104's
+# 75.4 on 512x3072x7168 (graph replay; H100, 2026-11-27; results/TUNING.md).
 SM90_WIDE_SWAP = Sm90Config(smem_rows=96, n_cwg=2, n_dwg=2, stages=2, a_slots=5, consumer_regs=200,
                             producer_regs=56, a_batch=4, a_unroll=2, swap_ab=True)
 
