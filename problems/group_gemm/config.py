@@ -33,8 +33,11 @@ SM90_PAIRS = replace(SM90, r_tiles=2, a_slots=7, consumer_regs=216, producer_reg
 # decoders (checked in the tests; the others tried: results/TUNING.md). Chosen for one-wave shape sets
 # with at least 16 K tiles (kernel_sm90.choose_config): 37.7 us against the single-tile kernel's 39.8 on
 # the n 3072, k 4096 case, 24.0 against 20.3 with 6 K tiles (H100, 2026-11-27; results/TUNING.md). Without the
-# half-width tiles: in one wave they only end some clusters early, and with them ptxas spills 12 bytes.
-SM90_PAIRS_SPLIT = replace(SM90_PAIRS, splits=2, half_s_tiles=False)
+# half-width tiles: in one wave they only end some clusters early, and with them ptxas spills 12 bytes. Its
+# decoders hand over two sub-tiles at a time (each CTA has only 8 K tiles, and the first wgmma waits for the first
+# hand-off): 32.26 / 32.24 us against 32.85 / 32.80 with whole stages on that case (graph replay; H100, 2026-11-27;
+# results/TUNING.md).
+SM90_PAIRS_SPLIT = replace(SM90_PAIRS, splits=2, half_s_tiles=False, a_batch=2)
 SPLIT_MIN_K_TILES = 16
 
 
