@@ -71,6 +71,34 @@ def replay_and_check(prob, graph, datas, copies, what: str) -> None:
             sys.exit(f"{what}, input {i}: wrong result: {msg}")
 
 
+def capture(calls):
+    """The calls run once (compile, bind and allocate outside the capture), then captured into one CUDA graph."""
+    for call in calls:
+        call()
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        for call in calls:
+            call()
+    return graph
+
+
+def replay_interleaved(graphs, reps: int, calls: int) -> list[list[float]]:
+    """Per graph, us per call of each of its `reps` replays (of `calls` calls each), the graphs taking turns so
+    that drift hits every one alike."""
+    times = [[] for _ in graphs]
+    for _ in range(reps):
+        for graph, t in zip(graphs, times):
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            torch.cuda.synchronize()
+            start.record()
+            graph.replay()
+            end.record()
+            end.synchronize()
+            t.append(start.elapsed_time(end) * 1e3 / calls)
+    return times
+
+
 def main() -> None:
     args = [a for a in sys.argv[1:] if not a.startswith("--case=")]
     only = next((int(a[7:]) for a in sys.argv[1:] if a.startswith("--case=")), None)
@@ -92,26 +120,11 @@ def main() -> None:
         graphs, keep = [], []
         for value in values:
             launches = [launcher(problem, d, field, value) for d in datas]
-            for launch in launches:  # compile and bind outside the capture
-                launch()
-            torch.cuda.synchronize()
-            graph = torch.cuda.CUDAGraph()
-            with torch.cuda.graph(graph):
-                for launch in launches:
-                    launch()
+            graph = capture(launches)
             replay_and_check(prob, graph, datas, copies, f"case {ci}, {field}={value}")
             graphs.append(graph)
             keep.append(launches)
-        times = [[] for _ in values]
-        for _ in range(reps):
-            for graph, t in zip(graphs, times):  # interleaved: drift hits every value alike
-                start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                torch.cuda.synchronize()
-                start.record()
-                graph.replay()
-                end.record()
-                end.synchronize()
-                t.append(start.elapsed_time(end) * 1e3 / n)
+        times = replay_interleaved(graphs, reps, n)
         for graph, value in zip(graphs, values):
             replay_and_check(prob, graph, datas, copies, f"case {ci}, {field}={value}, after the timed replays")
         table.append((ci, n, [statistics.median(t) for t in times]))

@@ -37,7 +37,7 @@ def line(ks, us):
 
 def measure(args) -> dict:
     import torch
-    from graph_config_ab import replay_and_check
+    from graph_config_ab import capture, replay_and_check, replay_interleaved
 
     from harness.eval import environment
     from harness.problem import load_problem
@@ -64,25 +64,9 @@ def measure(args) -> dict:
             peer.prepare(d)
         graphs = []
         for name, calls in (("ours", ours), ("peer", [lambda d=d: peer.custom_kernel(d) for d in datas])):
-            for call in calls:  # compile, bind and allocate outside the capture
-                call()
-            torch.cuda.synchronize()
-            graph = torch.cuda.CUDAGraph()
-            with torch.cuda.graph(graph):
-                for call in calls:
-                    call()
-            replay_and_check(prob, graph, datas, copies, f"{name}, K={k}")
-            graphs.append(graph)
-        times = [[], []]
-        for _ in range(args.reps):
-            for graph, t in zip(graphs, times):  # interleaved: drift hits both alike
-                start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                torch.cuda.synchronize()
-                start.record()
-                graph.replay()
-                end.record()
-                end.synchronize()
-                t.append(start.elapsed_time(end) * 1e3 / count)
+            graphs.append(capture(calls))
+            replay_and_check(prob, graphs[-1], datas, copies, f"{name}, K={k}")
+        times = replay_interleaved(graphs, args.reps, count)
         for graph, name in zip(graphs, ("ours", "peer")):
             replay_and_check(prob, graph, datas, copies, f"{name}, K={k}, after the timed replays")
         row = {"k": k, "inputs": count, "ours_us": statistics.median(times[0]), "peer_us": statistics.median(times[1]),
