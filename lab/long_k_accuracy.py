@@ -5,11 +5,12 @@ fp32 reference on stress data at K = 14336 while it passes at the benchmarks' K 
     python lab/long_k_accuracy.py [--json OUT.json] [CASE ...]
     CASE: PROBLEM:MxNxK:GENERATOR:SEED, e.g. dual_gemm:512x3072x14336:stress:49 (GENERATOR leaderboard or stress)
 
-Per case (gemm or dual_gemm, L = 1; default: the cases below): the exact products in fp64 from the exact decode
-(shared/nvfp4.dequantize), the output made from them in fp64 (silu(h1) * h2 for the dual GEMM), and for each of
-ours (the chooser's config, output NaN-poisoned first), the peer, the fp32 reference and the fp64 output rounded to
-fp16: its worst error as a fraction of the problem's tolerance (atol + rtol * |exact|), and how many outputs exceed
-the tolerance and half of it. Also the outputs where ours misses the fp32 reference's tolerance, with h1 and h2.
+Per case (gemm or dual_gemm, L = 1; default: the cases below): the products of the exact decode taken in fp64
+(shared/refmath.block_scaled_products with fp64), the output made from them in fp64 (silu(h1) * h2 for the dual
+GEMM), and for each of ours (the chooser's config, output NaN-poisoned first), the peer, the fp32 reference and the
+fp64 output rounded to fp16: its worst error as a fraction of the problem's tolerance (atol + rtol * |exact|), and
+how many outputs exceed the tolerance and half of it. Also the outputs where ours misses the fp32 reference's
+tolerance, with h1 and h2.
 """
 
 import argparse
@@ -30,18 +31,14 @@ def exact(problem, data):
     """(exact output, h1, h2) in fp64: h1 = h2 = A·Bᵀ for the GEMM."""
     import torch
 
-    from shared.nvfp4 import dequantize
-
-    def dec(values, scales):
-        return dequantize(values, scales)[:, :, 0].double()
+    from shared.refmath import block_scaled_products
 
     if problem == "gemm":
         a, b, sfa, sfb = data[:4]
-        h = dec(a, sfa) @ dec(b, sfb).t()
+        (h,) = block_scaled_products(a, sfa, [(b, sfb)], 0, fp64=True)
         return h, h, h
     a, b1, b2, sfa, sfb1, sfb2 = data[:6]
-    a64 = dec(a, sfa)
-    h1, h2 = a64 @ dec(b1, sfb1).t(), a64 @ dec(b2, sfb2).t()
+    h1, h2 = block_scaled_products(a, sfa, [(b1, sfb1), (b2, sfb2)], 0, fp64=True)
     return torch.nn.functional.silu(h1) * h2, h1, h2
 
 
