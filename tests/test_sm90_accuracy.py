@@ -1,10 +1,10 @@
 """How far the sm90 GEMM kernels land from the products taken in fp64, at the benchmarks' longest K on stress data.
 
-GPU tier (an sm_90 GPU); the CPU tier checks the yardstick itself. The manifest tests compare with the fp32 reference at the 1e-3 tolerance; this keeps the
-margin under it: rounding the fp64 result to fp16 alone costs up to ~0.49 of the tolerance, so an output past 0.6
-means the kernel's sums lost ~1e-4 relative on their way. At K 14336 the dual GEMM's tensor-core sums do lose that
-much on a few stress outputs (as cuBLAS's fp16 GEMM does); results/README.md, 2026-11-27, tenth session, and
-`lab/long_k_accuracy.py`.
+GPU tier (an sm_90 GPU); the CPU tier checks the yardstick itself. The manifest tests compare with the fp32
+reference at the 1e-3 tolerance; this keeps the margin under it: rounding the fp64 result to fp16 alone costs up to
+~0.49 of the tolerance, so an output past 0.6 means the kernel's sums lost ~1e-4 relative on their way. At K 14336
+the dual GEMM's tensor-core sums do lose that much on a few stress outputs (as cuBLAS's fp16 GEMM does);
+results/README.md, 2026-11-27, tenth session, and `lab/long_k_accuracy.py`.
 """
 
 from __future__ import annotations
