@@ -27,14 +27,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from scripts.peer_table import FLOOR_FLOPS, GOAL_OVER_FLOOR  # noqa: E402
 
 
-def line(ks, us):
-    """(us per 1024 K, intercept us) of the least-squares line through (k, us)."""
-    xs = [k / 1024 for k in ks]
-    mx, my = statistics.mean(xs), statistics.mean(us)
-    slope = sum((x - mx) * (y - my) for x, y in zip(xs, us)) / sum((x - mx) ** 2 for x in xs)
-    return slope, my - slope * mx
-
-
 def measure(args) -> dict:
     import torch
     from graph_config_ab import capture, replay_and_check, replay_interleaved
@@ -77,7 +69,8 @@ def measure(args) -> dict:
         del graphs, ours, datas, copies
         torch.cuda.empty_cache()
     ks = [r["k"] for r in rows]
-    fits = {side: dict(zip(("us_per_1024k", "intercept_us"), line(ks, [r[f"{side}_us"] for r in rows])))
+    fits = {side: dict(zip(("us_per_1024k", "intercept_us"),
+                           statistics.linear_regression([k / 1024 for k in ks], [r[f"{side}_us"] for r in rows])))
             for side in ("ours", "peer")}
     for side, f in fits.items():
         print(f"== {problem} {m}x{n} {side}: {f['us_per_1024k']:.3f} us per 1024 K + {f['intercept_us']:.2f} us")
