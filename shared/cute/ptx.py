@@ -195,6 +195,19 @@ def fence_gpu(*, loc=None, ip=None) -> None:
 
 
 @dsl_user_op
+def store_if_equal(value, magic: int, *, loc=None, ip=None) -> None:
+    """Timing experiments only: store `value` to the address `value` where it equals `magic`. Keeps the
+    instructions that compute `value` alive (ptxas drops work no instruction reads) at the cost of one
+    compare; a fold of decoded data matching a 32-bit constant is never expected."""
+    asm(None, [i32(value, loc, ip)],
+         "{.reg .pred p;\n\t.reg .b64 a;\n\t"
+         f"setp.eq.u32 p, $0, {magic};\n\t"
+         "cvt.u64.u32 a, $0;\n\t"
+         "@p st.global.u32 [a], $0;}",
+         "r", True, loc, ip)
+
+
+@dsl_user_op
 def flag_release(addr: Int64, value, *, loc=None, ip=None) -> None:
     """Store `value` to the 4-byte flag at `addr` with release semantics at GPU scope: whatever the
     thread wrote before, or saw through a barrier, is visible to a thread that acquires the value."""
