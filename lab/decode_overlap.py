@@ -1,15 +1,16 @@
-"""Do the decodes of the dual GEMM's sm90 kernel run under its wgmmas, or beside them? (issue 34: what bounds
-dual 512x3072x7168)
+"""Do the decodes of the sm90 GEMM kernels run under their wgmmas, or beside them? (issue 34: what bounds the
+shapes that stay: dual 512x3072x7168, gemm 128x4096x7168 and 128x7168x2048)
 
     python lab/decode_overlap.py [--config NAME] [--set field:v,...] [--rows 104,128] [--tiles-m 5] [--json OUT.json]
-    python lab/decode_overlap.py --config NAME [--set ...] --shape 512x3072 [--json OUT.json]
+    python lab/decode_overlap.py [--problem gemm] --config NAME [--set ...] --shape MxN[xK] [--inputs I] [--json J]
     e.g. python lab/decode_overlap.py --set chunk_k:32,a_slots:7 --rows 96,104,112,120,128
 
-For each S tile height R: the candidate NAME (default wide_104) with smem_rows = R on M = tiles_m x R, N = 3072,
-K = 7168, a grid of one wave (5 x 24 = 120 CTAs), so that every R runs the same CTAs with R/104 of the MMA work.
+For each S tile height R: the dual GEMM's candidate NAME (default wide_104) with smem_rows = R on M = tiles_m x R,
+N = 3072, K = 7168, a grid of one wave (5 x 24 = 120 CTAs), so that every R runs the same CTAs with R/104 of the
+MMA work.
 The kernel is timed with timing-only `debug_skip` bits (Sm90Config: wrong results on purpose; only bit 0, the
-kernel as it is, is checked against the reference, outputs NaN-poisoned first) in CUDA-graph replay over 6
-inputs, all variants interleaved, median of REPS replays:
+kernel as it is, is checked against the reference, outputs NaN-poisoned first) in CUDA-graph replay over INPUTS
+(default 6) inputs, all variants interleaved, median of REPS replays:
 
     as is (0) | no decode (3): the wgmmas, loads, barriers, epilogue | no wgmma (32): both decodes, the consumers'
     kept alive by a sink | S decode only (34): the decoder warps' | skeleton (35): loads, barriers, epilogue
@@ -17,8 +18,10 @@ inputs, all variants interleaved, median of REPS replays:
 Parts: mma = (3) - (35), R decode = (32) - (34) (the consumers' decode into wgmma registers), S decode = (34) - (35)
 (the decoder warps' into shared memory); hidden = 1 - ((0) - (3)) / ((32) - (35)), the share of the decodes'
 own time that the kernel as it is hides under its wgmmas (1: fully, 0: they add up). With --shape, one row: the
-config as it is on M x N x 7168 (any roles; with swap_ab the S tile holds rows of B1 and B2). With --json, rows
-already in that file for the same config are kept (one process per height: a crash of one does not lose the others).
+config of PROBLEM (gemm or dual_gemm) as it is on M x N x K (K default 7168; any roles: with swap_ab the S tile
+holds rows of B). With --json, rows already in that file for the same config are kept (one process per height: a
+crash of one does not lose the others). --plot draws a heights file: the kernel as it is beside what it would take
+if the decodes added to the wgmmas and if they hid under them.
 """
 
 import argparse
@@ -33,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 VARIANTS = {0: "as is", 3: "no decode", 32: "no wgmma", 34: "S decode only", 35: "skeleton"}
-N, K, INPUTS = 3072, 7168, 6
+N, K = 3072, 7168
 
 
 def measure(args) -> dict:
@@ -44,19 +47,19 @@ def measure(args) -> dict:
     from harness.eval import environment
     from harness.problem import load_problem
     from harness.worker import clone_data
-    from problems.dual_gemm import kernel_sm90
-    from problems.dual_gemm.config import SM90_CANDIDATES
+    kernel_sm90 = __import__(f"problems.{args.problem}.kernel_sm90", fromlist=["prepare"])
+    candidates = __import__(f"problems.{args.problem}.config", fromlist=["SM90_CANDIDATES"]).SM90_CANDIDATES
 
-    prob = load_problem("dual_gemm")
+    prob = load_problem(args.problem)
     ref = prob.reference
     sets = dict(s.split(":") for s in args.set.split(",")) if args.set else {}
-    base = replace(SM90_CANDIDATES[args.config], **{f: int(v) for f, v in sets.items()})
-    if base.swap_ab and not args.shape:
-        sys.exit("decode_overlap: heights need the S tile to hold rows of A (no swap_ab); use --shape")
+    base = replace(candidates[args.config], **{f: int(v) for f, v in sets.items()})
+    if not args.shape and (base.swap_ab or args.problem != "dual_gemm"):
+        sys.exit("decode_overlap: heights are the dual GEMM's with S tiles of A rows (no swap_ab); else use --shape")
     runs = []
     for rows in [base.smem_rows] if args.shape else args.rows:
-        m, n = args.shape if args.shape else (args.tiles_m * rows, N)
-        datas = [ref.generate_input(m=m, n=n, k=K, l=1, seed=7 + i, device="cuda") for i in range(INPUTS)]
+        m, n, k = (*args.shape, K)[:3] if args.shape else (args.tiles_m * rows, N, K)
+        datas = [ref.generate_input(m=m, n=n, k=k, l=1, seed=7 + i, device="cuda") for i in range(args.inputs)]
         copies = [clone_data(d) for d in datas]
         for skip in VARIANTS:
             launches = [kernel_sm90.prepare(d, replace(base, smem_rows=rows, debug_skip=skip)) for d in datas]
@@ -70,13 +73,14 @@ def measure(args) -> dict:
                     ok, msg = check(prob, clone_data(copies[i]), ref.output_of(d))
                     if not ok:
                         sys.exit(f"rows {rows}: wrong result on input {i}: {msg}")
-            runs.append({"rows": rows, "m": m, "n": n, "skip": skip, "graph": graph, "keep": launches})
+            runs.append({"rows": rows, "m": m, "n": n, "k": k, "skip": skip, "graph": graph, "keep": launches})
         print(f"rows {rows}: captured and checked", flush=True)
-    times = replay_interleaved([r["graph"] for r in runs], args.reps, INPUTS)
+    times = replay_interleaved([r["graph"] for r in runs], args.reps, args.inputs)
     table = {}
     for r, t in zip(runs, times):
-        table.setdefault(r["rows"], {"m": r["m"], "n": r["n"]})[VARIANTS[r["skip"]]] = statistics.median(t)
-    return {"config": repr(base), "n": N, "k": K, "tiles_m": args.tiles_m, "reps": args.reps, "inputs": INPUTS,
+        table.setdefault(r["rows"], {"m": r["m"], "n": r["n"], "k": r["k"]})[VARIANTS[r["skip"]]] = statistics.median(t)
+    return {"problem": args.problem, "config": repr(base), "n": N, "k": K, "tiles_m": args.tiles_m, "reps": args.reps,
+            "inputs": args.inputs,
             "us": {str(rows): v for rows, v in table.items()},
             "environment": environment("cuda"), "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
 
@@ -90,29 +94,60 @@ def parts(us: dict) -> dict:
 
 
 def report(doc: dict) -> str:
-    lines = [f"{doc['environment']['device']}, {doc['date']}, {doc['environment']['commit']}: dual_gemm "
-             f"MxNx{doc['k']}, {doc['config']}, graph replay, median of {doc['reps']}, us",
-             "R      M     N  " + "".join(f"{v:>15}" for v in VARIANTS.values())
+    lines = [f"{doc['environment']['device']}, {doc['date']}, {doc['environment']['commit']}: "
+             f"{doc.get('problem', 'dual_gemm')}, {doc['config']}, graph replay over {doc['inputs']} inputs, "
+             f"median of {doc['reps']}, us",
+             "R      M     N      K  " + "".join(f"{v:>15}" for v in VARIANTS.values())
              + f"{'mma':>8}{'R decode':>10}{'S decode':>10}{'hidden':>8}"]
     for rows, us in doc["us"].items():
         p = parts(us)
-        lines.append(f"{rows:>3}{us['m']:>6}{us.get('n', doc['n']):>6}  "
+        lines.append(f"{rows:>3}{us['m']:>6}{us.get('n', doc['n']):>6}{us.get('k', doc['k']):>7}  "
                      + "".join(f"{us[v]:15.2f}" for v in VARIANTS.values())
                      + f"{p['mma']:8.2f}{p['R decode']:10.2f}{p['S decode']:10.2f}{p['hidden']:8.2f}")
     return "\n".join(lines)
 
 
+def plot(doc: dict, out: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = [int(r) for r in doc["us"]]
+    us = list(doc["us"].values())
+    added = [u["no decode"] + u["no wgmma"] - u["skeleton"] for u in us]
+    hidden = [max(u["no decode"], u["no wgmma"]) for u in us]
+    fig, ax = plt.subplots(figsize=(7, 4.2))
+    ax.plot(rows, [u["as is"] for u in us], "o-", color="C3", lw=2, label="as is (checked)")
+    ax.plot(rows, added, "s--", color="C1", label="no decode + the decodes alone (they add up)")
+    ax.plot(rows, hidden, "^--", color="C2", label="the longer of the two (they hide)")
+    ax.plot(rows, [u["no decode"] for u in us], ".:", color="C0", label="no decode: wgmmas, loads, epilogue")
+    ax.plot(rows, [u["skeleton"] for u in us], ".:", color="grey", label="skeleton: loads, barriers, epilogue")
+    ax.set_xlabel("S tile rows R (M = 5 R, 120 CTAs, N = 3072, K = 7168)")
+    ax.set_ylabel("us per call, CUDA-graph replay")
+    ax.set_ylim(0, None)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8, loc="upper left")
+    ax.set_title(f"dual_gemm sm90 kernel's parts, {doc['environment']['device']}, {doc['environment']['commit']}",
+                 fontsize=9)
+    fig.tight_layout()
+    fig.savefig(out, dpi=120)
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--problem", default="dual_gemm", choices=["dual_gemm", "gemm"])
     p.add_argument("--config", default="wide_104")
     p.add_argument("--set", default="", help="integer fields of the config, e.g. chunk_k:32,a_slots:7")
     p.add_argument("--rows", default="104", type=lambda s: [int(r) for r in s.split(",")])
     p.add_argument("--tiles-m", type=int, default=5)
     p.add_argument("--reps", type=int, default=12)
     p.add_argument("--shape", type=lambda s: tuple(int(v) for v in s.split("x")),
-                   help="MxN: one shape, the config as is")
+                   help="MxN or MxNxK: one shape, the config as is")
+    p.add_argument("--inputs", type=int, default=6, help="rotating inputs per graph")
     p.add_argument("--json")
     p.add_argument("--show", help="print the table of a JSON file written earlier")
+    p.add_argument("--plot", help="with --show: draw it into this PNG")
     args = p.parse_args()
     doc = json.loads(Path(args.show).read_text()) if args.show else measure(args)
     if args.json and not args.show and Path(args.json).exists():
@@ -123,6 +158,8 @@ def main() -> None:
     if args.json:
         Path(args.json).write_text(json.dumps(doc, indent=1) + "\n")
     print(report(doc))
+    if args.plot:
+        plot(doc, args.plot)
 
 
 if __name__ == "__main__":
