@@ -87,6 +87,18 @@ def test_sass_check_catches_a_serialized_wgmma_pipeline(dump_root):
     assert not C.wgmma_serialized(C.sass_of(C.artifacts(cls, cmod.SM90_WIDE, dump_root)[1])[0])
 
 
+def test_timing_bit_without_wgmmas_keeps_the_consumers_decode(dump_root):
+    """debug_skip bit 5 (lab/decode_overlap.py's "no wgmma") must leave out the consumers' wgmmas and nothing
+    else: ptxas drops a decode no instruction reads, so without the sink the timing would leave out the decode
+    too and claim it free. The E4M3 conversions (decoders' and consumers') stay; the MMAs of the tile go."""
+    _, cmod, _, cls, _, _ = parts("dual_gemm")
+    plain = C.sass_of(C.artifacts(cls, cmod.SM90_WIDE_104, dump_root)[1])[0]
+    bare = C.sass_of(C.artifacts(cls, replace(cmod.SM90_WIDE_104, debug_skip=32), dump_root)[1])[0]
+    conversions = [len(re.findall(r"F2FP\.F16\.E4M3", s)) for s in (plain, bare)]
+    assert conversions[0] > 0 and conversions[0] == conversions[1], conversions
+    assert "HGMMA.64x104x16" in plain and "HGMMA.64x104x16" not in bare
+
+
 def test_epilogues_store_pairs_of_columns_as_words(dump_root):
     """In the swapped roles a split CTA's half goes out in 4-byte stores (two adjacent columns of C), with
     2-byte stores only as the fallback (odd N, the S side's end): one word per column pair, two halves in its
