@@ -40,13 +40,12 @@ N, K = 3072, 7168
 
 
 def measure(args) -> dict:
-    import torch
-    from graph_config_ab import capture, replay_interleaved
+    from graph_config_ab import capture, replay_and_check, replay_interleaved
 
-    from harness.check import check
     from harness.eval import environment
     from harness.problem import load_problem
     from harness.worker import clone_data
+
     kernel_sm90 = __import__(f"problems.{args.problem}.kernel_sm90", fromlist=["prepare"])
     candidates = __import__(f"problems.{args.problem}.config", fromlist=["SM90_CANDIDATES"]).SM90_CANDIDATES
 
@@ -65,14 +64,7 @@ def measure(args) -> dict:
             launches = [kernel_sm90.prepare(d, replace(base, smem_rows=rows, debug_skip=skip)) for d in datas]
             graph = capture(launches)
             if skip == 0:
-                for d in datas:
-                    ref.output_of(d).fill_(float("nan"))
-                graph.replay()
-                torch.cuda.synchronize()
-                for i, d in enumerate(datas):
-                    ok, msg = check(prob, clone_data(copies[i]), ref.output_of(d))
-                    if not ok:
-                        sys.exit(f"rows {rows}: wrong result on input {i}: {msg}")
+                replay_and_check(prob, graph, datas, copies, f"{m}x{n}x{k}, smem_rows {rows}")
             runs.append({"rows": rows, "m": m, "n": n, "k": k, "skip": skip, "graph": graph, "keep": launches})
         print(f"rows {rows}: captured and checked", flush=True)
     times = replay_interleaved([r["graph"] for r in runs], args.reps, args.inputs)
