@@ -198,7 +198,7 @@ def fence_gpu(*, loc=None, ip=None) -> None:
 def store_if_equal(value, magic: int, *, loc=None, ip=None) -> None:
     """Timing experiments only: store `value` to the address `value` where it equals `magic`. Keeps the
     instructions that compute `value` alive (ptxas drops work no instruction reads) at the cost of one
-    compare; a fold of decoded data matching a 32-bit constant is never expected."""
+    compare; a fold of decoded data equals a given 32-bit constant with a chance of about 2^-32 per thread."""
     asm(None, [i32(value, loc, ip)],
          "{.reg .pred p;\n\t.reg .b64 a;\n\t"
          f"setp.eq.u32 p, $0, {magic};\n\t"
