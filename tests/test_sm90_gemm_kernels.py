@@ -109,13 +109,36 @@ def test_epilogues_store_pairs_of_columns_as_words(dump_root):
     words, halves = (len(re.findall(rf"st\.global\.b{w}\b", swap)) for w in (32, 16))
     assert words > 0 and halves == 2 * words, (words, halves)
     for config in (cmod.SM90_M64_WIDE, cmod.SM90_M64_WIDE_SPLIT2):
-        transposed, _ = C.artifacts(cls, config, dump_root)
+        assert config.staged_epilogue
+        transposed, _ = C.artifacts(cls, replace(config, staged_epilogue=False), dump_root)
         words = len(re.findall(r"st\.global\.b32\b", transposed))
         # 64 x 64 accumulators per warpgroup: 32 values per thread, 16 words (a split: its two halves
         # are two branches of 8)
         assert words == 16, (config, words)
         assert len(re.findall(r"shfl\.sync\.bfly\.b32 \S+, \S+, 4,", transposed)) == words
         assert not re.search(r"st\.global\.b16\b", transposed)
+        # staged (the configs as chosen): the same 16 exchanged words go to shared memory, and C gets 16-byte
+        # vectors only: 64 rows x 128 bytes per warpgroup, 4 per thread (a split: 2 per branch)
+        staged, _ = C.artifacts(cls, config, dump_root)
+        assert len(re.findall(r"st\.shared\.b32\b", staged)) == 16
+        assert len(re.findall(r"shfl\.sync\.bfly\.b32 \S+, \S+, 4,", staged)) == 16
+        assert len(re.findall(r"st\.global\.v4\.b32\b", staged)) == 4
+        assert not re.search(r"st\.global\.b(16|32)\b", staged)
+
+
+def test_staged_epilogue_needs_a_free_stage_and_one_tile_per_cta():
+    """Sm90Config.staged_epilogue writes a warpgroup's tile into its own 64 rows of the last packed-R stage:
+    at most 64 rows of the S tile, the default roles, and rings that end with the tile (not dealt K, whose
+    producer loads the next tile's stages meanwhile)."""
+    from problems.dual_gemm.config import SM90_WIDE
+    from problems.gemm.config import SM90_M64_WIDE, SM90_M64_WIDE_DK, SM90_M128_SWAP_SPLIT2
+
+    assert not SM90_M64_WIDE_DK.staged_epilogue
+    for bad, num_b in ((replace(SM90_WIDE, staged_epilogue=True), 2), (replace(SM90_M64_WIDE, deal_k=True), 1),
+                       (replace(SM90_M128_SWAP_SPLIT2, staged_epilogue=True), 1)):
+        with pytest.raises(ValueError, match="staged_epilogue needs smem_rows <= 64"):
+            bad.check(num_b)
+    # (the grouped GEMM's 128-row tiles already exclude it; its kernel refuses it with tile lists all the same)
 
 
 @pytest.mark.parametrize("problem", KERNELS)

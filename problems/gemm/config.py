@@ -23,8 +23,11 @@ SM90_M128 = Sm90Config(smem_rows=128, n_cwg=1, stages=2, consumer_regs=232, **_C
 SM90_M64 = Sm90Config(smem_rows=64, n_cwg=1, stages=4, consumer_regs=232, **_COMMON)
 # two consumer warpgroups (128 rows of B) x 64 rows of A: A decoded once for twice the MMA work.
 # Chosen for 128x7168x2048 (112 CTAs): 18.8 us against 19.2 for m128 and 19.5 for m128_wide_split2
-# (H100, 2026-11-23; results/TUNING.md).
-SM90_M64_WIDE = Sm90Config(smem_rows=64, n_cwg=2, stages=3, consumer_regs=200, a_unroll=2, **_COMMON)
+# (H100, 2026-11-23; results/TUNING.md). Its epilogue goes through shared memory (Sm90Config.staged_epilogue):
+# 13.22 / 13.22 us against 13.58 / 13.65 in graph replay, with the split 22.11 / 22.13 against 22.36 / 22.32
+# on 128x4096x7168 (H100, 2026-11-28; results/TUNING.md).
+SM90_M64_WIDE = Sm90Config(smem_rows=64, n_cwg=2, stages=3, consumer_regs=200, a_unroll=2, staged_epilogue=True,
+                           **_COMMON)
 
 # SM90_M64_WIDE with K split over a cluster of 2 CTAs (sums added through distributed shared memory).
 # Chosen for 128x4096x7168 (128 CTAs where m64_wide has 64): 29.1 us against 36.2 for m128_wide_split2
@@ -50,7 +53,7 @@ SM90_M128_SWAP_SPLIT2 = replace(SM90_M128_WIDE_SPLIT2, swap_ab=True, smem_rows=1
 # mostly idle (deal_k_pays): 46.5 us against 75.7 on 256x4608x7168 (144 tiles), 38.0 against 42.1 on
 # 384x7168x2304 (336 tiles); not on one wave (16.3 against 13.5 on 128x7168x2048) or nearly full waves
 # (47.2 against 45.9 on 512x4096x4096) (H100, 2026-11-27; results/dealt-k/).
-SM90_M64_WIDE_DK = replace(SM90_M64_WIDE, deal_k=True)
+SM90_M64_WIDE_DK = replace(SM90_M64_WIDE, deal_k=True, staged_epilogue=False)  # its rings run on into the next tile
 
 SM90_CANDIDATES = {"m128": SM90_M128, "m64": SM90_M64, "m64_wide": SM90_M64_WIDE,
                    "m64_wide_split2": SM90_M64_WIDE_SPLIT2, "m128_wide_split2": SM90_M128_WIDE_SPLIT2,

@@ -172,6 +172,27 @@ def st_global_f16x2_exchanged(addr: Int64, lo, hi, sel, store, *, loc=None, ip=N
 
 
 @dsl_user_op
+def st_shared_f16x2_exchanged(addr: Int32, lo, hi, sel, *, loc=None, ip=None) -> None:
+    """st_global_f16x2_exchanged into shared memory, every lane storing: lo, hi rounded to an f16x2 word,
+    exchanged with lane ^ 4's, and prmt(own, lane ^ 4's, sel) stored at shared address addr."""
+    asm(None, [i32(addr, loc, ip), Float32(lo).ir_value(loc=loc, ip=ip), Float32(hi).ir_value(loc=loc, ip=ip),
+                u32(sel, loc, ip)],
+         "{.reg .b32 p, q;\n\tcvt.rn.f16x2.f32 p, $2, $1;\n\t"
+         "shfl.sync.bfly.b32 q, p, 4, 0x1f, 0xffffffff;\n\t"
+         "prmt.b32 p, p, q, $3;\n\tst.shared.b32 [$0], p;}",
+         "r,f,f,r", True, loc, ip)
+
+
+@dsl_user_op
+def st_global_v4_if(addr: Int64, v0, v1, v2, v3, store, *, loc=None, ip=None) -> None:
+    """4 words to 16 bytes of global memory (16-byte aligned) where `store` is non-zero."""
+    asm(None, [Int64(addr).ir_value(loc=loc, ip=ip)] + [i32(v, loc, ip) for v in (v0, v1, v2, v3)]
+         + [u32(store, loc, ip)],
+         "{.reg .pred ok;\n\tsetp.ne.u32 ok, $5, 0;\n\t@ok st.global.v4.b32 [$0], {$1, $2, $3, $4};}",
+         "l,r,r,r,r,r", True, loc, ip)
+
+
+@dsl_user_op
 def st_global_v4_f32(addr: Int64, v0, v1, v2, v3, *, loc=None, ip=None) -> None:
     """4 x f32 to 16 bytes of global memory (16-byte aligned), cached in L2 only (another SM reads them)."""
     vals = [Float32(v).ir_value(loc=loc, ip=ip) for v in (v0, v1, v2, v3)]

@@ -78,6 +78,11 @@ class Sm90Config:
     compile-time offset, with no index arithmetic per unit (a unit ~72 instructions instead of ~92), and each
     unit's loads go out before the previous unit's stores; threads past the rows idle. Needs at least as
     many decoder threads as rows decoded.
+    staged_epilogue: the default roles' epilogue through shared memory: each consumer warpgroup writes its
+    64 columns of C x smem_rows rows into its own rows of the last packed-R stage (free once the K loop is
+    done), then stores whole 128-byte row segments of C in 16-byte vectors instead of scattered 4-byte
+    words. Needs smem_rows <= 64 (a warpgroup's rows of a stage hold 64 x 128 bytes), the default roles and
+    one output tile per CTA (no deal_k or grouped tile lists, whose rings run on into the next tile).
     """
 
     smem_rows: int = 128
@@ -104,6 +109,7 @@ class Sm90Config:
     deal_k: bool = False
     share_s: bool = False
     owned_rows: bool = False
+    staged_epilogue: bool = False
 
     @property
     def reg_rows(self) -> int:
@@ -214,9 +220,17 @@ class Sm90Config:
         if self.share_s and (self.splits != 1 or self.deal_k):
             # the pair of CTAs must run the same S tiles and K tiles in the same order
             raise ValueError(f"Sm90Config.share_s needs splits=1 and no deal_k, got {self}")
+        if self.staged_epilogue and (self.smem_rows > 64 or self.swap_ab or self.deal_k):
+            raise ValueError(f"Sm90Config.staged_epilogue needs smem_rows <= 64, the default roles and no deal_k, "
+                             f"got {self}")
         if self.owned_rows and self.decoded_rows > self.decoder_threads:
             raise ValueError(f"Sm90Config.owned_rows needs a decoder thread per decoded row: {self.decoded_rows} rows, "
                              f"{self.decoder_threads} threads ({self})")
+        ns, nr = self.operands(num_b)
+        if self.staged_epilogue and self.reduce_bytes(num_b) > (
+                ns * self.smem_rows * self.a_ring + (self.stages - 1) * self.reg_rows) * ROW_BYTES:
+            # the split's sums (received from the start of the packed rings) must end before the last R stage
+            raise ValueError(f"Sm90Config {self}: the split's sums would overlap the staged epilogue")
         if self.splits > 1 and self.reduce_bytes(num_b) > self.staging_bytes(num_b):
             raise ValueError(f"Sm90Config {self}: the split's fp32 sums do not fit the operand buffers")
         if self.smem_bytes(num_b) > 227 * 1024:

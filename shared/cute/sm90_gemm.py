@@ -36,7 +36,10 @@ the default roles. CTA = n_dwg + n_cwg warpgroups:
                         decoded A sub-tile only after its own decode, just before its wgmma),
                         wgmma m64 x smem_rows x k16, then the epilogue straight from registers (C
                         is written through a transposed view, two lanes swapping halves so that
-                        every store is a 4-byte word of two adjacent columns).
+                        every store is a 4-byte word of two adjacent columns), or with
+                        staged_epilogue those words into the warpgroup's own rows of the last
+                        packed-R stage and out as 16-byte vectors of whole 128-byte row segments
+                        of C (fewer and whole-line stores in the call's tail).
                         A thread's scales come in one 64-bit load per row, operand and half stage,
                         and one conversion serves its two rows (fewer consumer instructions than
                         byte loads per chunk). Measurements of these choices: results/TUNING.md.
@@ -123,6 +126,8 @@ from shared.cute.ptx import (
     prmt,
     st_global_f16x2,
     st_global_f16x2_exchanged,
+    st_global_v4_if,
+    st_shared_f16x2_exchanged,
     st_shared_v4,
     store_if_equal,
 )
@@ -223,8 +228,9 @@ class Sm90BlockScaledGemm:
         if self.blocked_sf and (config.smem_rows != 128 or config.reg_rows != 128 or config.swap_ab):
             # a stage's scale box is one whole 128-row block per side (the block's rows interleave)
             raise ValueError(f"{type(self).__name__}: blocked scales need 128-row tiles on both sides, got {config}")
-        if config.share_s and self.tile_lists:
-            raise ValueError(f"{type(self).__name__}: share_s needs one output tile per CTA, got {config}")
+        if (config.share_s or config.staged_epilogue) and self.tile_lists:
+            raise ValueError(f"{type(self).__name__}: share_s and staged_epilogue need one output tile per CTA, "
+                             f"got {config}")
         self.cfg = config
         self.rows_s = config.smem_rows
         self.rows_r = config.reg_rows
@@ -646,6 +652,8 @@ class Sm90BlockScaledGemm:
         # ---------------- consumers: R fragments in registers, wgmma, epilogue
         cute.arch.setmaxregister_increase(self.cfg.consumer_regs)
         cw = wg - self.cfg.n_dwg
+        # staged_epilogue: this warpgroup's rows of the last packed-R stage (only it reads them)
+        self._epi_stage = at.r4_base + (self.stages - 1) * at.r4_stage + cw * 64 * ROW_BYTES
         t = tidx % 128
         lane = tidx % 32
         wq = (warp % 4) * 16
@@ -941,6 +949,8 @@ class Sm90BlockScaledGemm:
                         tCgD[i] = v0.to(Float16)
                     if col + 1 < s_total:
                         tCgD[i + 1] = v1.to(Float16)
+        elif cutlass.const_expr(self.cfg.staged_epilogue):
+            self._staged_epilogue(accs, mD, thr_mma, tile, at, first, last, cw)
         elif cutlass.const_expr(not self.cfg.swap_ab):
             # D is C transposed: fragment elements i, i + 1 (i even) are one column r of rows s, s + 1
             # of C, and lane ^ 4 holds column r ^ 1 of the same rows (r's parity is lane bit 2). The
@@ -967,6 +977,35 @@ class Sm90BlockScaledGemm:
                 for i in cutlass.range_constexpr(first, last):
                     if tCcD[i][1] < s_total:
                         tCgD[i] = out[i]
+
+    @cute.jit
+    def _staged_epilogue(self, accs, mD, thr_mma, tile, at, first, last, cw):
+        """Sm90Config.staged_epilogue: fragment elements first .. last - 1 of the warpgroup's 64 x rows_s tile of D
+        (C transposed) into its rows of the last packed-R stage as rows of C (128 bytes: its 64 columns; 16-byte
+        chunks XOR-swizzled by row, so that both the word stores and the vector loads are free of bank
+        conflicts), then 16-byte vectors of whole row segments to C; rows past the S extent are not stored."""
+        stage = self._epi_stage
+        t = cute.arch.thread_idx()[0] % 128
+        s0, r0 = at[1] * tile[1], at[0] * 64  # the tile's first row and column of C
+        tCcD = thr_mma.partition_C(cute.local_tile(cute.make_identity_tensor(mD.shape), tile, at))
+        odd = (cute.arch.lane_idx() >> 2) & 1
+        sel = 0x5410 + odd * (0x3276 - 0x5410)  # as in _epilogue: 4-byte words of two adjacent columns of C
+        bar = 3 + cw  # the warpgroup's own named barrier (1, 2: the consumers' and decoders' elsewhere)
+        cute.arch.barrier(barrier_id=bar, number_of_threads=128)  # its warps done reading their R rows
+        for i in cutlass.range_constexpr(first, last, 2):
+            row, col = tCcD[i]
+            n, m = row - odd - r0, col + odd - s0
+            st_shared_f16x2_exchanged(stage + m * ROW_BYTES + (((n >> 3) ^ (m & 7)) << 4) + (n & 7) * 2,
+                                      self.epilogue_value(accs, i), self.epilogue_value(accs, i + 1), sel)
+        cute.arch.barrier(barrier_id=bar, number_of_threads=128)
+        # a fragment vector of 4 elements is one 8-column block of the S tile: rows 2 * first .. 2 * last of C
+        m_first, chunks = 2 * first, 2 * (last - first) * 8
+        base, n_total, s_total = mD.iterator.toint(), mD.shape[0], mD.shape[1]
+        for j in cutlass.range_constexpr(0, chunks, 128):
+            q = j + t
+            m, c = m_first + q // 8, q % 8
+            v = ld_shared_v4(stage + m * ROW_BYTES + ((c ^ (m & 7)) << 4))
+            st_global_v4_if(base + ((s0 + m) * n_total + r0 + c * 8) * 2, *v, (s0 + m < s_total) & (q < chunks))
 
     @cute.jit
     def _add_split_sums(self, accs, split, buf, ct, halves):
