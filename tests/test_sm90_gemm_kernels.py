@@ -126,6 +126,27 @@ def test_epilogues_store_pairs_of_columns_as_words(dump_root):
         assert not re.search(r"st\.global\.b(16|32)\b", staged)
 
 
+def test_async_handover_meets_the_other_cta_once_and_sends_with_st_async(dump_root):
+    """Sm90Config.async_handover: the split's sums go out as st.async into a buffer of their own (beside the
+    rings, counted in smem_bytes), each completing on the owner's transaction barrier; the two CTAs meet at
+    one cluster barrier (at the start, barriers initialized), where the plain hand-over meets three times."""
+    from problems.gemm.config import SM90_M64_WIDE_SPLIT2, SM90_M128_SWAP_SPLIT2
+
+    _, _, _, cls, _, _ = parts("gemm")
+    for config in (SM90_M64_WIDE_SPLIT2, SM90_M128_SWAP_SPLIT2):
+        assert config.async_handover
+        plain = replace(config, async_handover=False)
+        assert config.smem_bytes(1) - plain.smem_bytes(1) == config.reduce_bytes(1) // 2
+        ptx, _ = C.artifacts(cls, config, dump_root)
+        assert len(re.findall(r"st\.async\.shared::cluster\.mbarrier::complete_tx::bytes\.v4\.f32", ptx)) > 0
+        assert "st.shared::cluster" not in ptx
+        assert len(re.findall(r"barrier\.cluster\.wait", ptx)) == 1
+        ptx_plain, _ = C.artifacts(cls, plain, dump_root)
+        assert "st.async" not in ptx_plain and len(re.findall(r"barrier\.cluster\.wait", ptx_plain)) >= 2
+    with pytest.raises(ValueError, match="async_handover needs splits=2"):
+        replace(SM90_M64_WIDE_SPLIT2, splits=1).check(1)
+
+
 def test_staged_epilogue_needs_a_free_stage_and_one_tile_per_cta():
     """Sm90Config.staged_epilogue writes a warpgroup's tile into its own 64 rows of the last packed-R stage:
     at most 64 rows of the S tile, the default roles, and rings that end with the tile (not dealt K, whose

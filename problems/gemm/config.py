@@ -31,8 +31,10 @@ SM90_M64_WIDE = Sm90Config(smem_rows=64, n_cwg=2, stages=3, consumer_regs=200, a
 
 # SM90_M64_WIDE with K split over a cluster of 2 CTAs (sums added through distributed shared memory).
 # Chosen for 128x4096x7168 (128 CTAs where m64_wide has 64): 29.1 us against 36.2 for m128_wide_split2
-# and 43.7 for m64_wide (H100, 2026-11-23; results/TUNING.md).
-SM90_M64_WIDE_SPLIT2 = replace(SM90_M64_WIDE, splits=2)
+# and 43.7 for m64_wide (H100, 2026-11-23; results/TUNING.md). The sums handed over with st.async into a
+# buffer of their own (Sm90Config.async_handover): 21.88 / 21.92 us against 22.57 / 22.48 in graph replay
+# (H100, 2026-11-28; results/TUNING.md).
+SM90_M64_WIDE_SPLIT2 = replace(SM90_M64_WIDE, splits=2, async_handover=True)
 
 # Two consumer warpgroups (128 rows of B) x 128 rows of A, K split over a cluster of 2 CTAs.
 # Chosen for long K (K >= 8192) where the swapped tiles do not fill one wave: 71.8 us against
@@ -45,8 +47,10 @@ SM90_M128_WIDE_SPLIT2 = replace(SM90_M128, n_cwg=2, consumer_regs=200, splits=2,
 # 68.5 us against 78.1 / 73.7 / 70.8 for m128_wide_split2 in three tune runs (H100, 2026-11-23;
 # results/TUNING.md). Each decoder thread keeps one row of B (Sm90Config.owned_rows): 61.8 / 62.0 us against
 # 63.2 / 63.0 in graph replay; the 64-row configs were slower with it (m64_wide 14.1 against 13.2 on
-# 128x7168x2048) (H100, 2026-11-27; results/owned-rows/).
-SM90_M128_SWAP_SPLIT2 = replace(SM90_M128_WIDE_SPLIT2, swap_ab=True, smem_rows=112, owned_rows=True)
+# 128x7168x2048) (H100, 2026-11-27; results/owned-rows/). With async_handover 61.49 / 61.62 us against 61.98 /
+# 61.90 (H100, 2026-11-28; results/TUNING.md).
+SM90_M128_SWAP_SPLIT2 = replace(SM90_M128_WIDE_SPLIT2, swap_ab=True, smem_rows=112, owned_rows=True,
+                                async_handover=True)
 
 # SM90_M64_WIDE with its K tiles dealt (sm90_deal_k.py): one CTA per SM, the tiles' K tiles dealt evenly,
 # partial sums handed over through device memory. Chosen where m64_wide's tiles would leave a last wave

@@ -9,6 +9,8 @@ so a warp's 32 stores of one slot are 512 contiguous bytes (no bank conflict). T
 `mapa` + `st.shared::cluster` into the other CTA's buffer; a cluster barrier (`barrier.cluster.arrive`,
 release, then `barrier.cluster.wait`, acquire) publishes the stores before the owner reads them back
 with `ld.shared`. Every non-exited thread of every CTA of the cluster must arrive at each barrier.
+Or (`send_partial_async`) with `st.async`, each vector completing its bytes on the owner's mbarrier, into a
+buffer that nothing else uses: the owner waits on that barrier alone, and no cluster barrier is needed.
 
 Plain Python over DSL values (no dynamic control flow), so both kernels trace it inline.
 """
@@ -18,7 +20,7 @@ from __future__ import annotations
 import cutlass.cute as cute
 from cutlass import Int32
 
-from shared.cute.ptx import ld_shared_v4_f32, st_cluster_v4_f32
+from shared.cute.ptx import ld_shared_v4_f32, st_async_v4_f32, st_cluster_v4_f32
 
 
 def cluster_handshake():
@@ -39,6 +41,14 @@ def send_partial(frag, vectors, buf, first_slot, thread, threads, rank):
     for v in vectors:
         st_cluster_v4_f32(slot_address(buf, first_slot + v, thread, threads), Int32(rank), frag[4 * v],
                           frag[4 * v + 1], frag[4 * v + 2], frag[4 * v + 3])
+
+
+def send_partial_async(frag, vectors, buf, first_slot, thread, threads, rank, bar):
+    """send_partial through st.async: each vector completes its 16 bytes on CTA `rank`'s mbarrier at shared
+    address `bar` (the same address in every CTA), which its owner waits on instead of a cluster barrier."""
+    for v in vectors:
+        st_async_v4_f32(slot_address(buf, first_slot + v, thread, threads), Int32(rank), frag[4 * v],
+                        frag[4 * v + 1], frag[4 * v + 2], frag[4 * v + 3], bar)
 
 
 def add_partial(frag, vectors, buf, first_slot, thread, threads):

@@ -276,6 +276,17 @@ def st_cluster_v4_f32(addr: Int32, rank: Int32, v0, v1, v2, v3, *, loc=None, ip=
 
 
 @dsl_user_op
+def st_async_v4_f32(addr: Int32, rank: Int32, v0, v1, v2, v3, bar: Int32, *, loc=None, ip=None) -> None:
+    """16 bytes to shared address `addr` of the cluster's CTA `rank`, completing 16 transaction bytes on that
+    CTA's mbarrier at shared address `bar` (st.async: the owner waits on its barrier, no cluster barrier)."""
+    vals = [Float32(v).ir_value(loc=loc, ip=ip) for v in (v0, v1, v2, v3)]
+    asm(None, [i32(addr, loc, ip), i32(rank, loc, ip), i32(bar, loc, ip)] + vals,
+         "{.reg .b32 r, b;\n\tmapa.shared::cluster.u32 r, $0, $1;\n\tmapa.shared::cluster.u32 b, $2, $1;\n\t"
+         "st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.f32 [r], {$3, $4, $5, $6}, [b];}",
+         "r,r,r,f,f,f,f", True, loc, ip)
+
+
+@dsl_user_op
 def mbarrier_arrive_peer(bar: Int32, rank: Int32, *, loc=None, ip=None) -> None:
     """Arrive on the mbarrier at shared address `bar` of the cluster's CTA `rank` (release, CTA scope: the
     arrival itself is what the other CTA waits for, as a consumer's release of a multicast TMA stage)."""

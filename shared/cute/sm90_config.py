@@ -83,6 +83,10 @@ class Sm90Config:
     done), then stores whole 128-byte row segments of C in 16-byte vectors instead of scattered 4-byte
     words. Needs smem_rows <= 64 (a warpgroup's rows of a stage hold 64 x 128 bytes), the default roles and
     one output tile per CTA (no deal_k or grouped tile lists, whose rings run on into the next tile).
+    async_handover: the split's hand-over into a buffer of its own (half the tile's fp32 sums, beside the
+    rings) with st.async, each CTA waiting on its own transaction barrier for the other's half, instead of two
+    cluster barriers that every thread of both CTAs meets (and the operand buffers as the destination). Needs
+    splits == 2.
     """
 
     smem_rows: int = 128
@@ -110,6 +114,7 @@ class Sm90Config:
     share_s: bool = False
     owned_rows: bool = False
     staged_epilogue: bool = False
+    async_handover: bool = False
 
     @property
     def reg_rows(self) -> int:
@@ -162,7 +167,12 @@ class Sm90Config:
         return self.a_slots * self.operands(num_b)[0] * self.smem_rows * K_SUB * 2
 
     def smem_bytes(self, num_b: int) -> int:
-        return self.packed_rows(num_b) * (ROW_BYTES + SF_ROW_BYTES) + self.decoded_bytes(num_b) + 1024 * 6
+        return (self.packed_rows(num_b) * (ROW_BYTES + SF_ROW_BYTES) + self.decoded_bytes(num_b) + 1024 * 6
+                + self.handover_bytes(num_b))
+
+    def handover_bytes(self, num_b: int) -> int:
+        """async_handover's receive buffer: the half of the tile's fp32 sums the other CTA hands over."""
+        return self.reduce_bytes(num_b) // 2 if self.async_handover else 0
 
     def reduce_bytes(self, num_b: int) -> int:
         """fp32 sums one CTA of a split hands to the other (an accumulator tile of reg_rows x smem_rows per
@@ -227,7 +237,9 @@ class Sm90Config:
             raise ValueError(f"Sm90Config.owned_rows needs a decoder thread per decoded row: {self.decoded_rows} rows, "
                              f"{self.decoder_threads} threads ({self})")
         ns, nr = self.operands(num_b)
-        if self.staged_epilogue and self.reduce_bytes(num_b) > (
+        if self.async_handover and self.splits != 2:
+            raise ValueError(f"Sm90Config.async_handover needs splits=2, got {self}")
+        if self.staged_epilogue and self.splits > 1 and not self.async_handover and self.reduce_bytes(num_b) > (
                 ns * self.smem_rows * self.a_ring + (self.stages - 1) * self.reg_rows) * ROW_BYTES:
             # the split's sums (received from the start of the packed rings) must end before the last R stage
             raise ValueError(f"Sm90Config {self}: the split's sums would overlap the staged epilogue")

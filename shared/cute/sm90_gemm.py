@@ -115,7 +115,7 @@ from cutlass import Float16, Float32, Int32, Uint8
 from cutlass.cute.nvgpu import cpasync, warpgroup
 
 from shared.cute import launch_queue
-from shared.cute.cluster_reduce import add_partial, cluster_handshake, send_partial
+from shared.cute.cluster_reduce import add_partial, cluster_handshake, send_partial, send_partial_async
 from shared.cute.fp4_decode import decode_e2m1x8_f16, e4m3x2_to_f16x2_pair
 from shared.cute.ptx import (
     ld_shared_u16,
@@ -339,6 +339,9 @@ class Sm90BlockScaledGemm:
             "sSFS": align[mem[Uint8, cute.cosize(self.sSFS_layout) * self.ns], 128],
             "sSFR": align[mem[Uint8, cute.cosize(self.sSFR_layout) * self.nr], 128],
         }
+        if self.cfg.async_handover:  # the split's receive buffer and its transaction barrier
+            fields["xch_mbar"] = mem[cutlass.Int64, 1]
+            fields["xch"] = align[mem[Uint8, self.cfg.handover_bytes(self.num_b)], 128]
         return cute.struct(type("SharedStorage", (), {"__annotations__": fields}))
 
     # ---------------------------------------------------------------- device
@@ -435,6 +438,15 @@ class Sm90BlockScaledGemm:
         a16_pipe = DecodedRing.create(st.a16_mbar, self.a_slots, n_dec, 32 * n_consumer_warps, peer)
         if cutlass.const_expr(self.cfg.share_s):
             cluster_handshake()  # both CTAs' barriers initialized before either arrives on the other's
+        if cutlass.const_expr(self.cfg.async_handover):
+            # the receive barrier expects the other CTA's half of the sums (its only phase); initialized in
+            # both CTAs before either sends
+            self._xch = (st.xch.data_ptr().toint(), st.xch_mbar.data_ptr())
+            if tidx == 0:
+                cute.arch.mbarrier_init(st.xch_mbar.data_ptr(), 1)
+                cute.arch.mbarrier_init_fence()
+                cute.arch.mbarrier_arrive_and_expect_tx(st.xch_mbar.data_ptr(), self.cfg.handover_bytes(self.num_b))
+            cluster_handshake()
 
         if cutlass.const_expr(self.cfg.pdl):
             # Sm90Config.pdl: the next kernel in the queue may launch now (every CTA of this grid is
@@ -448,7 +460,7 @@ class Sm90BlockScaledGemm:
                 self.producer(ops, (sS4, sSFS, sR4, sSFR), ctx, tiles, lda_pipe, ldb_pipe)
             else:
                 self.decoders(tidx, at, ctx, tiles, lda_pipe, a16_pipe)
-            if cutlass.const_expr(self.cfg.splits > 1):
+            if cutlass.const_expr(self.cfg.splits > 1 and not self.cfg.async_handover):
                 # the split's two cluster barriers (_add_split_sums): the operand buffers receive the
                 # other CTA's sums only once every warp of both CTAs is done with them
                 for _ in cutlass.range_constexpr(2):
@@ -735,7 +747,10 @@ class Sm90BlockScaledGemm:
             # one 8-column block) in halves[split]
             nv = cute.size(accs[0]) // 4
             halves = ((0, nv // 2), (nv // 2, nv))
-            self._add_split_sums(accs, split, at.s4_base, cw * 128 + t, halves)
+            if cutlass.const_expr(self.cfg.async_handover):
+                self._add_split_sums_async(accs, split, cw * 128 + t, halves)
+            else:
+                self._add_split_sums(accs, split, at.s4_base, cw * 128 + t, halves)
             own = [(4 * first, 4 * last) for first, last in halves]  # as fragment elements
             if split == 0:
                 self._store_tile(accs, mD, tile, bid_r, cw, more, every_r, own[0])
@@ -1029,6 +1044,26 @@ class Sm90BlockScaledGemm:
             if split == mine:
                 for b in cutlass.range_constexpr(len(accs)):
                     add_partial(accs[b], range(*halves[mine]), buf, b * nv, ct, n_ct)
+
+    @cute.jit
+    def _add_split_sums_async(self, accs, split, ct, halves):
+        """Sm90Config.async_handover: as _add_split_sums, the other CTA's half sent with st.async into its
+        receive buffer (completing on its barrier), then this CTA's half waited for on its own barrier and
+        added. No other thread takes part, and neither CTA waits for the other's warps."""
+        n_ct = 128 * self.n_cwg
+        nv = cute.size(accs[0]) // 4
+        half = nv // 2
+        buf, bar = self._xch
+        for mine in cutlass.range_constexpr(2):
+            if split == mine:
+                for b in cutlass.range_constexpr(len(accs)):
+                    send_partial_async(accs[b], range(*halves[1 - mine]), buf, b * half - halves[1 - mine][0], ct,
+                                       n_ct, 1 - mine, bar.toint())
+        cute.arch.mbarrier_wait(bar, 0)
+        for mine in cutlass.range_constexpr(2):
+            if split == mine:
+                for b in cutlass.range_constexpr(len(accs)):
+                    add_partial(accs[b], range(*halves[mine]), buf, b * half - halves[mine][0], ct, n_ct)
 
     @cute.jit
     def _decode_unit_to_smem(self, src_stage, sf_stage, dst_slot, row, ch, q, sw, sts_off):
