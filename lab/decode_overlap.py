@@ -116,12 +116,18 @@ def plot(doc: dict, out: str) -> None:
     ax.plot(rows, [u["no decode"] for u in us], ".:", color="C0", label="no decode: wgmmas, loads, epilogue")
     ax.plot(rows, [u["skeleton"] for u in us], ".:", color="grey", label="skeleton: loads, barriers, epilogue")
     ax.set_xlabel("S tile rows R (M = 5 R, 120 CTAs, N = 3072, K = 7168)")
+    env = doc["environment"]
+    finish_plot(fig, ax, f"dual_gemm sm90 kernel's parts, {env['device']}, {env['commit']}", out)
+
+
+def finish_plot(fig, ax, title: str, out: str) -> None:
+    """A plot of us per call in CUDA-graph replay (lab/tma_stream.py's too): the axis from 0, grid, legend, title,
+    saved to `out`."""
     ax.set_ylabel("us per call, CUDA-graph replay")
     ax.set_ylim(0, None)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8, loc="upper left")
-    ax.set_title(f"dual_gemm sm90 kernel's parts, {doc['environment']['device']}, {doc['environment']['commit']}",
-                 fontsize=9)
+    ax.set_title(title, fontsize=9)
     fig.tight_layout()
     fig.savefig(out, dpi=120)
 

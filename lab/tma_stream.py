@@ -106,6 +106,7 @@ def plot(doc: dict, kernel_files: list[str], out: str) -> None:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from decode_overlap import finish_plot
 
     fig, ax = plt.subplots(figsize=(7, 4.2))
     for i, name in enumerate(dict.fromkeys(r["variant"] for r in doc["rows_out"])):
@@ -122,14 +123,8 @@ def plot(doc: dict, kernel_files: list[str], out: str) -> None:
         ax.plot([k for k, _, _ in kern], [a for _, _, a in kern], "s-", color="black", label="gemm kernel as it is")
     ctas = doc['n'] // doc['rows'] * doc['dup'] * doc.get('split', 1)
     ax.set_xlabel(f"K (N = {doc['n']}, {ctas} CTAs)")
-    ax.set_ylabel("us per call, CUDA-graph replay")
-    ax.set_ylim(0, None)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8, loc="upper left")
-    ax.set_title(f"Streaming the packed R operand, {doc['environment']['device']}, {doc['environment']['commit']}",
-                 fontsize=9)
-    fig.tight_layout()
-    fig.savefig(out, dpi=120)
+    finish_plot(fig, ax, f"Streaming the packed R operand, {doc['environment']['device']}, "
+                f"{doc['environment']['commit']}", out)
 
 
 def main() -> None:
