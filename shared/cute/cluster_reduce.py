@@ -9,8 +9,8 @@ so a warp's 32 stores of one slot are 512 contiguous bytes (no bank conflict). T
 `mapa` + `st.shared::cluster` into the other CTA's buffer; a cluster barrier (`barrier.cluster.arrive`,
 release, then `barrier.cluster.wait`, acquire) publishes the stores before the owner reads them back
 with `ld.shared`. Every non-exited thread of every CTA of the cluster must arrive at each barrier.
-Or (`send_partial_async`) with `st.async`, each vector completing its bytes on the owner's mbarrier, into a
-buffer that nothing else uses: the owner waits on that barrier alone, and no cluster barrier is needed.
+Or (`send_partial` with `bar`) with `st.async`, each vector completing its bytes on the owner's mbarrier, into
+a buffer that nothing else uses: the owner waits on that barrier alone, and no cluster barrier is needed.
 
 Plain Python over DSL values (no dynamic control flow), so both kernels trace it inline.
 """
@@ -35,20 +35,16 @@ def slot_address(buf, slot, thread, threads):
     return buf + (slot * threads + thread) * 16
 
 
-def send_partial(frag, vectors, buf, first_slot, thread, threads, rank):
+def send_partial(frag, vectors, buf, first_slot, thread, threads, rank, bar=None):
     """Vectors `vectors` (a range) of fragment `frag` into CTA `rank`'s exchange buffer at slots
-    first_slot + v (distributed shared memory)."""
+    first_slot + v (distributed shared memory); with `bar` (a shared address, the same in every CTA) through
+    st.async, each vector completing its 16 bytes on CTA `rank`'s mbarrier there."""
     for v in vectors:
-        st_cluster_v4_f32(slot_address(buf, first_slot + v, thread, threads), Int32(rank), frag[4 * v],
-                          frag[4 * v + 1], frag[4 * v + 2], frag[4 * v + 3])
-
-
-def send_partial_async(frag, vectors, buf, first_slot, thread, threads, rank, bar):
-    """send_partial through st.async: each vector completes its 16 bytes on CTA `rank`'s mbarrier at shared
-    address `bar` (the same address in every CTA), which its owner waits on instead of a cluster barrier."""
-    for v in vectors:
-        st_async_v4_f32(slot_address(buf, first_slot + v, thread, threads), Int32(rank), frag[4 * v],
-                        frag[4 * v + 1], frag[4 * v + 2], frag[4 * v + 3], bar)
+        addr, vals = slot_address(buf, first_slot + v, thread, threads), [frag[4 * v + j] for j in range(4)]
+        if bar is None:
+            st_cluster_v4_f32(addr, Int32(rank), *vals)
+        else:
+            st_async_v4_f32(addr, Int32(rank), *vals, bar)
 
 
 def add_partial(frag, vectors, buf, first_slot, thread, threads):

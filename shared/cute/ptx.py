@@ -158,6 +158,12 @@ def st_global_f16x2(addr: Int64, lo, hi, *, loc=None, ip=None) -> None:
          "{.reg .b32 p;\n\tcvt.rn.f16x2.f32 p, $2, $1;\n\tst.global.b32 [$0], p;}", "l,f,f", True, loc, ip)
 
 
+# lo, hi ($1, $2) rounded to the f16x2 word p, exchanged with lane ^ 4's (q), p = prmt(p, q, sel = $3): the
+# exchanged stores' common part (every lane of the warp takes part in the shuffle)
+_F16X2_EXCHANGE = ("cvt.rn.f16x2.f32 p, $2, $1;\n\tshfl.sync.bfly.b32 q, p, 4, 0x1f, 0xffffffff;\n\t"
+                   "prmt.b32 p, p, q, $3;\n\t")
+
+
 @dsl_user_op
 def st_global_f16x2_exchanged(addr: Int64, lo, hi, sel, store, *, loc=None, ip=None) -> None:
     """lo, hi rounded to an f16x2 word (lo in the low half), exchanged with lane ^ 4's word
@@ -165,9 +171,8 @@ def st_global_f16x2_exchanged(addr: Int64, lo, hi, sel, store, *, loc=None, ip=N
     the 4-byte word prmt(own, lane ^ 4's, sel) is stored at global address addr (4-byte aligned)."""
     asm(None, [Int64(addr).ir_value(loc=loc, ip=ip), Float32(lo).ir_value(loc=loc, ip=ip),
                 Float32(hi).ir_value(loc=loc, ip=ip), u32(sel, loc, ip), u32(store, loc, ip)],
-         "{.reg .b32 p, q;\n\t.reg .pred ok;\n\tcvt.rn.f16x2.f32 p, $2, $1;\n\t"
-         "shfl.sync.bfly.b32 q, p, 4, 0x1f, 0xffffffff;\n\t"
-         "prmt.b32 p, p, q, $3;\n\tsetp.ne.u32 ok, $4, 0;\n\t@ok st.global.b32 [$0], p;}",
+         "{.reg .b32 p, q;\n\t.reg .pred ok;\n\t" + _F16X2_EXCHANGE
+         + "setp.ne.u32 ok, $4, 0;\n\t@ok st.global.b32 [$0], p;}",
          "l,f,f,r,r", True, loc, ip)
 
 
@@ -177,9 +182,7 @@ def st_shared_f16x2_exchanged(addr: Int32, lo, hi, sel, *, loc=None, ip=None) ->
     exchanged with lane ^ 4's, and prmt(own, lane ^ 4's, sel) stored at shared address addr."""
     asm(None, [i32(addr, loc, ip), Float32(lo).ir_value(loc=loc, ip=ip), Float32(hi).ir_value(loc=loc, ip=ip),
                 u32(sel, loc, ip)],
-         "{.reg .b32 p, q;\n\tcvt.rn.f16x2.f32 p, $2, $1;\n\t"
-         "shfl.sync.bfly.b32 q, p, 4, 0x1f, 0xffffffff;\n\t"
-         "prmt.b32 p, p, q, $3;\n\tst.shared.b32 [$0], p;}",
+         "{.reg .b32 p, q;\n\t" + _F16X2_EXCHANGE + "st.shared.b32 [$0], p;}",
          "r,f,f,r", True, loc, ip)
 
 

@@ -236,7 +236,7 @@ class Sm90Config:
         if self.owned_rows and self.decoded_rows > self.decoder_threads:
             raise ValueError(f"Sm90Config.owned_rows needs a decoder thread per decoded row: {self.decoded_rows} rows, "
                              f"{self.decoder_threads} threads ({self})")
-        ns, nr = self.operands(num_b)
+        ns = self.operands(num_b)[0]
         if self.async_handover and self.splits != 2:
             raise ValueError(f"Sm90Config.async_handover needs splits=2, got {self}")
         if self.staged_epilogue and self.splits > 1 and not self.async_handover and self.reduce_bytes(num_b) > (

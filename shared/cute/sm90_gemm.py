@@ -118,7 +118,7 @@ from cutlass import Float16, Float32, Int32, Uint8
 from cutlass.cute.nvgpu import cpasync, warpgroup
 
 from shared.cute import launch_queue
-from shared.cute.cluster_reduce import add_partial, cluster_handshake, send_partial, send_partial_async
+from shared.cute.cluster_reduce import add_partial, cluster_handshake, send_partial
 from shared.cute.fp4_decode import decode_e2m1x8_f16, e4m3x2_to_f16x2_pair
 from shared.cute.ptx import (
     ld_shared_u16,
@@ -750,10 +750,7 @@ class Sm90BlockScaledGemm:
             # one 8-column block) in halves[split]
             nv = cute.size(accs[0]) // 4
             halves = ((0, nv // 2), (nv // 2, nv))
-            if cutlass.const_expr(self.cfg.async_handover):
-                self._add_split_sums_async(accs, split, cw * 128 + t, halves)
-            else:
-                self._add_split_sums(accs, split, at.s4_base, cw * 128 + t, halves)
+            self._add_split_sums(accs, split, at.s4_base, cw * 128 + t, halves)
             own = [(4 * first, 4 * last) for first, last in halves]  # as fragment elements
             if split == 0:
                 self._store_tile(accs, mD, tile, bid_r, cw, more, every_r, own[0])
@@ -967,8 +964,6 @@ class Sm90BlockScaledGemm:
                         tCgD[i] = v0.to(Float16)
                     if col + 1 < s_total:
                         tCgD[i + 1] = v1.to(Float16)
-        elif cutlass.const_expr(self.cfg.staged_epilogue):
-            self._staged_epilogue(accs, mD, thr_mma, tile, at, first, last, cw)
         elif cutlass.const_expr(not self.cfg.swap_ab):
             # D is C transposed: fragment elements i, i + 1 (i even) are one column r of rows s, s + 1
             # of C, and lane ^ 4 holds column r ^ 1 of the same rows (r's parity is lane bit 2). The
@@ -979,11 +974,15 @@ class Sm90BlockScaledGemm:
             base = mD.iterator.toint()
             odd = (cute.arch.lane_idx() >> 2) & 1
             sel = 0x5410 + odd * (0x3276 - 0x5410)  # (own low, other low) / (other high, own high)
-            for i in cutlass.range_constexpr(first, last, 2):
-                row, col = tCcD[i]
-                row, col = row - odd, col + odd
-                st_global_f16x2_exchanged(base + cute.crd2idx((row, col), mD.layout) * 2, self.epilogue_value(accs, i),
-                                          self.epilogue_value(accs, i + 1), sel, col < s_total)
+            if cutlass.const_expr(self.cfg.staged_epilogue):
+                self._staged_epilogue(accs, mD, tCcD, odd, sel, tile, at, first, last, cw)
+            else:
+                for i in cutlass.range_constexpr(first, last, 2):
+                    row, col = tCcD[i]
+                    row, col = row - odd, col + odd
+                    st_global_f16x2_exchanged(base + cute.crd2idx((row, col), mD.layout) * 2,
+                                              self.epilogue_value(accs, i), self.epilogue_value(accs, i + 1), sel,
+                                              col < s_total)
         else:
             out = cute.make_rmem_tensor(acc_shape, Float16)
             for i in cutlass.range_constexpr(first, last):
@@ -997,17 +996,15 @@ class Sm90BlockScaledGemm:
                         tCgD[i] = out[i]
 
     @cute.jit
-    def _staged_epilogue(self, accs, mD, thr_mma, tile, at, first, last, cw):
+    def _staged_epilogue(self, accs, mD, tCcD, odd, sel, tile, at, first, last, cw):
         """Sm90Config.staged_epilogue: fragment elements first .. last - 1 of the warpgroup's 64 x rows_s tile of D
-        (C transposed) into its rows of the last packed-R stage as rows of C (128 bytes: its 64 columns; 16-byte
-        chunks XOR-swizzled by row, so that both the word stores and the vector loads are free of bank
-        conflicts), then 16-byte vectors of whole row segments to C; rows past the S extent are not stored."""
+        (C transposed; tCcD, odd, sel: _epilogue's coordinates and lane exchange) into its rows of the last packed-R
+        stage as rows of C (128 bytes: its 64 columns; 16-byte chunks XOR-swizzled by row, so that both the word
+        stores and the vector loads are free of bank conflicts), then 16-byte vectors of whole row segments to C;
+        rows past the S extent are not stored. tile, at: the tile's shape and coordinates in D."""
         stage = self._epi_stage
         t = cute.arch.thread_idx()[0] % 128
         s0, r0 = at[1] * tile[1], at[0] * 64  # the tile's first row and column of C
-        tCcD = thr_mma.partition_C(cute.local_tile(cute.make_identity_tensor(mD.shape), tile, at))
-        odd = (cute.arch.lane_idx() >> 2) & 1
-        sel = 0x5410 + odd * (0x3276 - 0x5410)  # as in _epilogue: 4-byte words of two adjacent columns of C
         bar = 3 + cw  # the warpgroup's own named barrier (1, 2: the consumers' and decoders' elsewhere)
         cute.arch.barrier(barrier_id=bar, number_of_threads=128)  # its warps done reading their R rows
         for i in cutlass.range_constexpr(first, last, 2):
@@ -1034,39 +1031,32 @@ class Sm90BlockScaledGemm:
         epilogue per CTA (rather than CTA 1 handing everything to CTA 0) shortens the split's tail.
         Every thread of both CTAs takes part in the two cluster barriers (the other warps at the end
         of their roles): after the first, no warp touches its operand buffers any more; after the
-        second, the sums have landed (release / acquire)."""
+        second, the sums have landed (release / acquire).
+        With Sm90Config.async_handover the sums go to the other CTA's receive buffer instead (holding only the
+        half it finishes: its slots start at 0), sent with st.async and completing on its barrier, which each
+        CTA waits on for its own half: no other thread takes part, and neither CTA waits for the other's warps."""
         n_ct = 128 * self.n_cwg
         nv = cute.size(accs[0]) // 4
-        cluster_handshake()
+        bar = None
+        width, first = nv, (0, 0)  # slot of vector v of accumulator b: b * width + v - first[half]
+        if cutlass.const_expr(self.cfg.async_handover):
+            buf, bar = self._xch
+            width, first = nv // 2, (halves[0][0], halves[1][0])
+        else:
+            cluster_handshake()
         for mine in cutlass.range_constexpr(2):
             if split == mine:
                 for b in cutlass.range_constexpr(len(accs)):
-                    send_partial(accs[b], range(*halves[1 - mine]), buf, b * nv, ct, n_ct, 1 - mine)
-        cluster_handshake()
+                    send_partial(accs[b], range(*halves[1 - mine]), buf, b * width - first[1 - mine], ct, n_ct,
+                                 1 - mine, None if bar is None else bar.toint())
+        if cutlass.const_expr(self.cfg.async_handover):
+            cute.arch.mbarrier_wait(bar, 0)
+        else:
+            cluster_handshake()
         for mine in cutlass.range_constexpr(2):
             if split == mine:
                 for b in cutlass.range_constexpr(len(accs)):
-                    add_partial(accs[b], range(*halves[mine]), buf, b * nv, ct, n_ct)
-
-    @cute.jit
-    def _add_split_sums_async(self, accs, split, ct, halves):
-        """Sm90Config.async_handover: as _add_split_sums, the other CTA's half sent with st.async into its
-        receive buffer (completing on its barrier), then this CTA's half waited for on its own barrier and
-        added. No other thread takes part, and neither CTA waits for the other's warps."""
-        n_ct = 128 * self.n_cwg
-        nv = cute.size(accs[0]) // 4
-        half = nv // 2
-        buf, bar = self._xch
-        for mine in cutlass.range_constexpr(2):
-            if split == mine:
-                for b in cutlass.range_constexpr(len(accs)):
-                    send_partial_async(accs[b], range(*halves[1 - mine]), buf, b * half - halves[1 - mine][0], ct,
-                                       n_ct, 1 - mine, bar.toint())
-        cute.arch.mbarrier_wait(bar, 0)
-        for mine in cutlass.range_constexpr(2):
-            if split == mine:
-                for b in cutlass.range_constexpr(len(accs)):
-                    add_partial(accs[b], range(*halves[mine]), buf, b * half - halves[mine][0], ct, n_ct)
+                    add_partial(accs[b], range(*halves[mine]), buf, b * width - first[mine], ct, n_ct)
 
     @cute.jit
     def _decode_unit_to_smem(self, src_stage, sf_stage, dst_slot, row, ch, q, sw, sts_off):
