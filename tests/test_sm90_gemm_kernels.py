@@ -129,7 +129,9 @@ def test_epilogues_store_pairs_of_columns_as_words(dump_root):
 def test_async_handover_meets_the_other_cta_once_and_sends_with_st_async(dump_root):
     """Sm90Config.async_handover: the split's sums go out as st.async into a buffer of their own (beside the
     rings, counted in smem_bytes), each completing on the owner's transaction barrier; the two CTAs meet at
-    one cluster barrier (at the start, barriers initialized), where the plain hand-over meets three times."""
+    one cluster barrier, where the plain hand-over meets three times: its arrive (relaxed) once the barriers
+    are initialized, its wait on each role's path (the consumers' before they send, the other roles' at
+    their end), so that no CTA waits for the other before its first load."""
     from problems.gemm.config import SM90_M64_WIDE_SPLIT2, SM90_M128_SWAP_SPLIT2
 
     _, _, _, cls, _, _ = parts("gemm")
@@ -140,11 +142,29 @@ def test_async_handover_meets_the_other_cta_once_and_sends_with_st_async(dump_ro
         ptx, _ = C.artifacts(cls, config, dump_root)
         assert len(re.findall(r"st\.async\.shared::cluster\.mbarrier::complete_tx::bytes\.v4\.f32", ptx)) > 0
         assert "st.shared::cluster" not in ptx
-        assert len(re.findall(r"barrier\.cluster\.wait", ptx)) == 1
+        assert len(re.findall(r"barrier\.cluster\.arrive", ptx)) == 1 and "barrier.cluster.arrive.relaxed" in ptx
+        assert len(re.findall(r"barrier\.cluster\.wait", ptx)) == 2
+        order = [ptx.index(x) for x in ("barrier.cluster.arrive", "griddepcontrol.wait", "barrier.cluster.wait")]
+        assert order == sorted(order)
         ptx_plain, _ = C.artifacts(cls, plain, dump_root)
         assert "st.async" not in ptx_plain and len(re.findall(r"barrier\.cluster\.wait", ptx_plain)) >= 2
     with pytest.raises(ValueError, match="async_handover needs splits=2"):
         replace(SM90_M64_WIDE_SPLIT2, splits=1).check(1)
+
+
+@pytest.mark.parametrize("problem", KERNELS)
+def test_a_timeline_build_stamps_each_point_once_and_no_other_build_does(problem, dump_root):
+    """Sm90Config.timeline (lab/cta_timeline.py): every stamp of STAMPS is one predicated store at its point of
+    the kernel (the split's too, on a split config); a build without a timeline has none; an address that is not
+    16-byte aligned is refused."""
+    _, cmod, _, cls, _, _ = parts(problem)
+    config = cmod.SM90_CANDIDATES["m64_wide_split2" if problem == "gemm" else "wide_104"]
+    ptx, _ = C.artifacts(cls, replace(config, timeline=1 << 20), dump_root)
+    assert len(re.findall(r"mov\.u64 g, %globaltimer", ptx)) == len(cls.STAMPS) - (problem != "gemm")
+    assert len(re.findall(r"@p st\.global\.v4\.u32", ptx)) == len(cls.STAMPS) - (problem != "gemm")
+    assert "%globaltimer" not in C.artifacts(cls, config, dump_root)[0]
+    with pytest.raises(ValueError, match="timeline must be a 16-byte aligned"):
+        replace(config, timeline=(1 << 20) + 8).check(KERNELS[problem][1])
 
 
 def test_staged_epilogue_needs_a_free_stage_and_one_tile_per_cta():
@@ -169,12 +189,26 @@ def test_a_dependent_launch_waits_before_touching_device_memory(problem, dump_ro
     _, cmod, _, cls, _, _ = parts(problem)
     config = cmod.choose_sm90(*all_cases(problem)[-1][:3])
     assert config.pdl
-    early, accesses = C.dependent_launch_order(C.artifacts(cls, config, dump_root)[0])
+    ptx = C.artifacts(cls, config, dump_root)[0]
+    early, accesses = C.dependent_launch_order(ptx)
     assert early and not accesses, accesses
+    # the TMA descriptors (kernel parameters) are fetched before the wait, all four of the operands' atoms
+    before_wait = ptx[ptx.index(".entry"):ptx.index("griddepcontrol.wait;")]
+    assert len(re.findall(r"prefetch\.tensormap", before_wait)) == 2 * (1 + KERNELS[problem][1])
     ptx_off, _ = C.artifacts(cls, replace(config, pdl=False), dump_root)
     assert "griddepcontrol" not in ptx_off
     # the check sees an access: the kernel without the wait has its loads before the (absent) wait
     assert C.dependent_launch_order(ptx_off)[1]
+
+
+def test_the_launch_order_check_passes_only_descriptors_that_are_kernel_parameters():
+    """dependent_launch_order counts every device-memory access before griddepcontrol.wait except a prefetch of
+    a descriptor whose address is a kernel parameter's (cvta.param): one read from device memory counts."""
+    ptx = ("// header\n.entry k(\n\tcvta.param.u64 \t%rd1, %rd9;\n\tprefetch.tensormap \t[%rd1];\n"
+           "\tld.global.u64 \t%rd2, [%rd3];\n\tprefetch.tensormap \t[%rd2];\n"
+           "\tgriddepcontrol.launch_dependents;\n\tgriddepcontrol.wait;\n\tld.global.u32 \t%r1, [%rd3];\n")
+    early, accesses = C.dependent_launch_order(ptx)
+    assert early and accesses == ["ld.global.u64 \t%rd2, [%rd3];", "prefetch.tensormap \t[%rd2];"]
 
 
 def test_e4m3_route_decode_is_exact_for_every_code_and_scale():

@@ -232,6 +232,22 @@ def store_if_equal(value, magic: int, *, loc=None, ip=None) -> None:
 
 
 @dsl_user_op
+def timeline_stamp(addr: Int64, on, *, loc=None, ip=None) -> None:
+    """Timing probes only (Sm90Config.timeline): where `on` is non-zero, 16 bytes at `addr` = %globaltimer
+    (ns, low and high word: comparable across SMs), %clock (this SM's cycles) and %smid. A predicated
+    store, not a branch: a branch in the K loop would close the wgmma groups around it."""
+    asm(None, [Int64(addr).ir_value(loc=loc, ip=ip), i32(on, loc, ip)],
+         "{.reg .pred p;\n\t.reg .b64 g;\n\t.reg .b32 gl, gh, c, s;\n\t"
+         "setp.ne.s32 p, $1, 0;\n\t"
+         "mov.u64 g, %globaltimer;\n\t"
+         "mov.b64 {gl, gh}, g;\n\t"
+         "mov.u32 c, %clock;\n\t"
+         "mov.u32 s, %smid;\n\t"
+         "@p st.global.v4.u32 [$0], {gl, gh, c, s};}",
+         "l,r", True, loc, ip)
+
+
+@dsl_user_op
 def flag_release(addr: Int64, value, *, loc=None, ip=None) -> None:
     """Store `value` to the 4-byte flag at `addr` with release semantics at GPU scope: whatever the
     thread wrote before, or saw through a barrier, is visible to a thread that acquires the value."""

@@ -11,6 +11,7 @@ K_TILE = 256  # K per pipeline stage: 128 bytes of packed FP4 per row, 16 scale 
 K_SUB = 64  # K per decoded fp16 sub-tile of A: one 128-byte swizzle atom row
 ROW_BYTES = K_TILE // 2
 SF_ROW_BYTES = K_TILE // 16
+TIMELINE_STAMPS = 16  # Sm90Config.timeline: stamps of 16 bytes per CTA
 
 
 def shared_s_rows(rows_s: int, rank: int) -> tuple[int, int]:
@@ -87,6 +88,9 @@ class Sm90Config:
     rings) with st.async, each CTA waiting on its own transaction barrier for the other's half, instead of two
     cluster barriers that every thread of both CTAs meets (and the operand buffers as the destination). Needs
     splits == 2.
+    timeline: timing probes only (lab/cta_timeline.py): the device address of a buffer of TIMELINE_STAMPS stamps of
+    16 bytes per CTA, which the first thread of each role writes at fixed points of the call (%globaltimer,
+    %clock, %smid; shared/cute/sm90_gemm.py, Sm90BlockScaledGemm.STAMPS). 0: none, and not one instruction more.
     """
 
     smem_rows: int = 128
@@ -115,6 +119,7 @@ class Sm90Config:
     owned_rows: bool = False
     staged_epilogue: bool = False
     async_handover: bool = False
+    timeline: int = 0
 
     @property
     def reg_rows(self) -> int:
@@ -184,6 +189,8 @@ class Sm90Config:
         return self.packed_rows(num_b) * ROW_BYTES + self.decoded_bytes(num_b)
 
     def check(self, num_b: int) -> None:
+        if self.timeline % 16:
+            raise ValueError(f"Sm90Config.timeline must be a 16-byte aligned device address, got {self.timeline:#x}")
         if self.smem_rows % 8 or not 32 <= self.smem_rows <= 256:
             # wgmma N and TMA box rows; whole 8-row swizzle atoms
             raise ValueError(f"Sm90Config.smem_rows must be a multiple of 8 in 32..256, got {self.smem_rows}")

@@ -114,7 +114,7 @@ import cutlass
 import cutlass.cute as cute
 import cutlass.pipeline as pipeline
 import cutlass.utils.hopper_helpers as sm90_utils
-from cutlass import Float16, Float32, Int32, Uint8
+from cutlass import Float16, Float32, Int32, Int64, Uint8
 from cutlass.cute.nvgpu import cpasync, warpgroup
 
 from shared.cute import launch_queue
@@ -133,8 +133,9 @@ from shared.cute.ptx import (
     st_shared_f16x2_exchanged,
     st_shared_v4,
     store_if_equal,
+    timeline_stamp,
 )
-from shared.cute.sm90_config import K_SUB, ROW_BYTES, SF_ROW_BYTES, Sm90Config, row_owners
+from shared.cute.sm90_config import K_SUB, ROW_BYTES, SF_ROW_BYTES, TIMELINE_STAMPS, Sm90Config, row_owners
 from shared.cute.sm90_decoded_ring import DecodedRing
 
 
@@ -225,6 +226,14 @@ class Sm90BlockScaledGemm:
     # A CTA runs a list of tiles (the grouped GEMM's _work): its S tiles need not match the cluster
     # neighbour's, so the decode of S cannot be shared (Sm90Config.share_s).
     tile_lists = False
+    # Sm90Config.timeline's stamps, in buffer order: the first thread of the CTA at entry and once every grid
+    # before is complete (resident); the producer's first and last R stage issued; the first decoder thread's
+    # first and last packed S stage arrived and its first decoded S published; the first consumer thread's
+    # first and last R stage arrived and first decoded S ready; each end of the first (and last) consumer
+    # warpgroup's K loop, the split's sums added, the epilogue's stores issued.
+    STAMPS = ("entry", "resident", "r_load_first", "r_load_last", "s_stage_first", "s_stage_last", "s_published_first",
+              "r_stage_first", "s_ready_first", "r_stage_last", "loop_done", "sums_added", "stored",
+              "loop_done_wg_last", "stored_wg_last")
 
     def __init__(self, config: Sm90Config):
         config.check(self.num_b)
@@ -246,6 +255,16 @@ class Sm90BlockScaledGemm:
     @staticmethod
     def can_implement(m: int, n: int, k: int, l: int, config: Sm90Config) -> bool:
         return config.shape_error(m, n, k, l) is None
+
+    def _stamp(self, name: str, on) -> None:
+        """Sm90Config.timeline (timing probes only): where `on` holds, this CTA's stamp `name`; no code
+        without a timeline."""
+        if cutlass.const_expr(self.cfg.timeline):
+            bx, by, bz = cute.arch.block_idx()
+            gx, gy, _ = cute.arch.grid_dim()
+            cta = bx + gx * (by + gy * bz)
+            slot = cta * TIMELINE_STAMPS + self.STAMPS.index(name)
+            timeline_stamp(Int64(self.cfg.timeline) + Int64(slot) * 16, Int32(on))
 
     # ---------------------------------------------------------------- host
     def _smem_layouts(self):
@@ -398,6 +417,7 @@ class Sm90BlockScaledGemm:
         rows_s, rows_r = self.rows_s, self.rows_r
         self._smem_layouts()  # static layouts, rebuilt inside the kernel's region
         tidx, _, _ = cute.arch.thread_idx()
+        self._stamp("entry", tidx == 0)
         warp = cute.arch.make_warp_uniform(cute.arch.warp_idx())
         wg = warp // 4
 
@@ -449,14 +469,26 @@ class Sm90BlockScaledGemm:
                 cute.arch.mbarrier_init(st.xch_mbar.data_ptr(), 1)
                 cute.arch.mbarrier_init_fence()
                 cute.arch.mbarrier_arrive_and_expect_tx(st.xch_mbar.data_ptr(), self.cfg.handover_bytes(self.num_b))
-            cluster_handshake()
+            # the cluster barrier's arrive only: each thread waits where it must (the consumers before they
+            # send, the other roles at their end), long after the other CTA arrived; a whole barrier here
+            # held every CTA ~0.7 us before its first load (lab/cta_timeline.py)
+            cute.arch.cluster_arrive_relaxed()
 
+        if cutlass.const_expr(not self.tile_lists):
+            # the TMA descriptors are kernel parameters, which the kernel before this one does not write:
+            # fetched before the wait below, the first loads find them (the grouped GEMM's are written on
+            # the device: the producer acquires them per tile)
+            if warp == 0:
+                for op in ops[:ns + nr]:
+                    cpasync.prefetch_descriptor(op[0])
+                    cpasync.prefetch_descriptor(op[2])
         if cutlass.const_expr(self.cfg.pdl):
             # Sm90Config.pdl: the next kernel in the queue may launch now (every CTA of this grid is
             # resident once all have passed here), and nothing below touches device memory before
             # the kernel before this one is complete
             cute.arch.griddepcontrol_launch_dependents()
             cute.arch.griddepcontrol_wait()
+        self._stamp("resident", tidx == 0)
         if wg < self.cfg.n_dwg:
             cute.arch.setmaxregister_decrease(self.cfg.producer_regs)
             if warp == 0:
@@ -468,6 +500,8 @@ class Sm90BlockScaledGemm:
                 # other CTA's sums only once every warp of both CTAs is done with them
                 for _ in cutlass.range_constexpr(2):
                     cluster_handshake()
+            if cutlass.const_expr(self.cfg.async_handover):
+                cute.arch.cluster_wait()  # the wait of the arrive above (every thread arrives and waits once)
         else:
             self.consumers(tidx, warp, wg, tiled_mma, sS16, at, ctx, tiles, ldb_pipe, a16_pipe)
         if cutlass.const_expr(self.cfg.share_s):
@@ -485,11 +519,10 @@ class Sm90BlockScaledGemm:
         for tile_j in cutlass.range(tile_first, tile_end, tile_step, unroll=1):
             w = self._work(ctx, tile_j)
             k_tiles, kt_own, kt_first, bid_s, bid_r, descs = w.k_tiles, w.kt_own, w.kt_first, w.bid_s, w.bid_r, w.descs
-            for i in cutlass.range_constexpr(ns + nr):
-                if cutlass.const_expr(descs is None):
-                    cpasync.prefetch_descriptor(ops[i][0])
-                else:
-                    # written by the descriptor kernel (generic proxy) before this launch
+            if cutlass.const_expr(descs is not None):
+                # written by the descriptor kernel (generic proxy) before this launch (the kernel
+                # parameters' are prefetched in _tiles)
+                for i in cutlass.range_constexpr(ns + nr):
                     for d in descs[i]:
                         cpasync.fence_tma_desc_acquire(d)
             parts = [self._tma_part(ops[i], sS4[i], sSFS[i], rows_s, bid_s, k_tiles,
@@ -524,6 +557,9 @@ class Sm90BlockScaledGemm:
                                 mbarrier_complete_tx(bar.toint(), rows_r * (ROW_BYTES + SF_ROW_BYTES))
                     ldb_pipe.producer_commit(prod_b)
                     prod_b.advance()
+                    lane0 = cute.arch.lane_idx() == 0
+                    self._stamp("r_load_first", (i == 1) & lane0)
+                    self._stamp("r_load_last", (i == kt_own) & lane0)
 
 
     @cute.jit
@@ -579,6 +615,8 @@ class Sm90BlockScaledGemm:
                 owned = self._row_decoded(own_row, s_rows, rows_d, owner)  # the thread's row, in this tile
             for _kt in cutlass.range(kt_own, unroll=1):
                 lda_pipe.consumer_wait(ld_state)
+                self._stamp("s_stage_first", (_kt == 0) & (dt == 0))
+                self._stamp("s_stage_last", (_kt == kt_own - 1) & (dt == 0))
                 src_stage = s4_base + ld_state.index * s4_stage
                 sf_stage = sfs_base + ld_state.index * sfs_stage
                 # a_batch sub-tiles per hand-off: one proxy fence and barrier round per batch
@@ -630,6 +668,8 @@ class Sm90BlockScaledGemm:
                                 a16_pipe.send(a_com, [(first + op * s16_sub, sent) for op in range(ns)], incoming)
                         a16_pipe.producer_commit(a_com)
                         a_com.advance()
+                        if cutlass.const_expr(h == 0 and _sub == 0):
+                            self._stamp("s_published_first", (_kt == 0) & (dt == 0))
                 lda_pipe.consumer_release(ld_state)
                 ld_state.advance()
 
@@ -740,6 +780,8 @@ class Sm90BlockScaledGemm:
         ld_state, a_state, a_rel = self._tile_mainloop(more, kt_own, thread, mma.tiled_mma, accs, frags, mma.tCrS,
                                                        at, pipes, states, every_r)
         warpgroup.wait_group(0)
+        self._stamp("loop_done", (t == 0) & (cw == 0))
+        self._stamp("loop_done_wg_last", (t == 0) & (cw == self.n_cwg - 1))
         a16_pipe.consumer_release(a_rel)
         a_rel.advance()
 
@@ -751,6 +793,7 @@ class Sm90BlockScaledGemm:
             nv = cute.size(accs[0]) // 4
             halves = ((0, nv // 2), (nv // 2, nv))
             self._add_split_sums(accs, split, at.s4_base, cw * 128 + t, halves)
+            self._stamp("sums_added", (t == 0) & (cw == 0))
             own = [(4 * first, 4 * last) for first, last in halves]  # as fragment elements
             if split == 0:
                 self._store_tile(accs, mD, tile, bid_r, cw, more, every_r, own[0])
@@ -758,6 +801,8 @@ class Sm90BlockScaledGemm:
                 self._store_tile(accs, mD, tile, bid_r, cw, more, every_r, own[1])
         else:
             self._finish_tile(accs, w, tile, cw, t, more, every_r)
+        self._stamp("stored", (t == 0) & (cw == 0))
+        self._stamp("stored_wg_last", (t == 0) & (cw == self.n_cwg - 1))
         return ld_state, a_state, a_rel
 
     @cute.jit
@@ -815,8 +860,11 @@ class Sm90BlockScaledGemm:
         # debug_skip bit 5 (timing only): no wgmma; the decoded fragments folded into `sink` instead, which
         # one impossible store keeps alive (ptxas would otherwise drop the decode with the wgmmas)
         sink = Int32(0)
+        first = (row0 == 0) & (c == 0)  # the first thread of the first consumer warpgroup
         for kt in cutlass.range(kt_own, unroll=1):
             ldb_pipe.consumer_wait(ld_state)
+            self._stamp("r_stage_first", (kt == 0) & first)
+            self._stamp("r_stage_last", (kt == kt_own - 1) & first)
             r_stage = r4_base + ld_state.index * r4_stage
             sf_stage = sfr_base + ld_state.index * sfr_stage
 
@@ -865,6 +913,8 @@ class Sm90BlockScaledGemm:
                         # only the wgmma reads the decoded sub-tile: the round's B decode above does
                         # not wait for it (waiting before the decode was up to 4 % slower, results/TUNING.md)
                         a16_pipe.consumer_wait(a_state)
+                        if cutlass.const_expr(sub == 0):
+                            self._stamp("s_ready_first", (kt == 0) & first)
                     warpgroup.fence()
                     for r in cutlass.range_constexpr(0 if skip & 32 else nr):
                         for s in cutlass.range_constexpr(ns):
@@ -1042,6 +1092,7 @@ class Sm90BlockScaledGemm:
         if cutlass.const_expr(self.cfg.async_handover):
             buf, bar = self._xch
             width, first = nv // 2, (halves[0][0], halves[1][0])
+            cute.arch.cluster_wait()  # the other CTA's receive barrier is initialized (its arrive in _tiles)
         else:
             cluster_handshake()
         for mine in cutlass.range_constexpr(2):
