@@ -38,6 +38,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 MAX_CTAS = 1024
+# stamps that hold summed %clock cycles (Sm90BlockScaledGemm.STAMPS), not times: the names of their three values
+WAITS = {"consumer_waits": ("consumer: R stages", "consumer: decoded S", "consumer: wgmmas"),
+         "decoder_waits": ("decoder: packed S", "decoder: free slots", None)}
 PHASES = (  # name, from stamp, to stamp
     ("resident", "entry", "resident"),
     ("first R stage", "resident", "r_stage_first"),
@@ -64,14 +67,17 @@ def check_calls(prob, calls, datas, copies, what: str) -> None:
 
 
 def read_stamps(buf: torch.Tensor, names) -> list[dict]:
-    """Per CTA that stamped its entry: {stamp: (globaltimer ns, clock, smid)} of the stamps it wrote."""
+    """Per CTA that stamped its entry: {stamp: (globaltimer ns, clock, smid)} of the stamps it wrote, and under
+    "waits" {wait: cycles} from the WAITS stamps."""
     from shared.cute.sm90_config import TIMELINE_STAMPS
 
     raw = buf.view(MAX_CTAS, TIMELINE_STAMPS, 4).cpu().tolist()
     ctas = []
     for stamps in raw:
         got = {n: ((s[1] % 2**32) << 32 | (s[0] % 2**32), s[2] % 2**32, s[3]) for n, s in zip(names, stamps)
-               if s != [0, 0, 0, 0]}
+               if s != [0, 0, 0, 0] and n not in WAITS}
+        got["waits"] = {w: v % 2**32 for n, s in zip(names, stamps) if n in WAITS and s != [0, 0, 0, 0]
+                        for w, v in zip(WAITS[n], s[:3]) if w}
         if "entry" in got:
             ctas.append(got)
     return ctas
@@ -80,17 +86,19 @@ def read_stamps(buf: torch.Tensor, names) -> list[dict]:
 def to_us(ctas: list[dict]) -> tuple[list[dict], dict]:
     """Each CTA's stamps as us after the first CTA's entry. %globaltimer across CTAs; inside a CTA its %clock when
     the timer ticks coarser than 0.5 us (cycles per ns from all the run's stamps)."""
-    times = [g for c in ctas for g, _, _ in c.values()]
+    stamped = [{n: v for n, v in c.items() if n != "waits"} for c in ctas]
+    times = [g for c in stamped for g, _, _ in c.values()]
     tick = math.gcd(*[t - times[0] for t in times]) or 1
-    t0 = min(c["entry"][0] for c in ctas)
-    spans = [((c[n][1] - c["entry"][1]) % 2**32, c[n][0] - c["entry"][0]) for c in ctas for n in c if n != "entry"]
+    t0 = min(c["entry"][0] for c in stamped)
+    spans = [((c[n][1] - c["entry"][1]) % 2**32, c[n][0] - c["entry"][0]) for c in stamped for n in c if n != "entry"]
     per_ns = sum(cy for cy, _ in spans) / max(1, sum(ns for _, ns in spans))
     use_clock = tick >= 500
     out = []
-    for c in ctas:
+    for c, waits in zip(stamped, (c["waits"] for c in ctas)):
         g0, c0, _ = c["entry"]
         out.append({n: ((g0 - t0) + (((cy - c0) % 2**32) / per_ns if use_clock else g - g0)) / 1e3
-                    for n, (g, cy, _) in c.items()} | {"sm": c["entry"][2]})
+                    for n, (g, cy, _) in c.items()} | {"sm": c["entry"][2]}
+                   | {"waits_us": {w: cy / per_ns / 1e3 for w, cy in waits.items()}})
     clocks = {"timer_tick_ns": tick, "clock_per_ns": round(per_ns, 4), "inside_cta": "clock" if use_clock else "timer"}
     return out, clocks
 
@@ -113,7 +121,12 @@ def summarize(ctas: list[dict], names, kt_own: int) -> dict:
          if kt_own > 1 and "r_stage_last" in c and "r_stage_first" in c]
     if v:
         phases["per K tile"] = (statistics.median(v), max(v))
-    return {"ctas": len(ctas), "stamps_us": stamps, "phases_us": phases}
+    waits = {}
+    for w in [w for ws in WAITS.values() for w in ws if w]:
+        v = [c["waits_us"][w] for c in ctas if w in c["waits_us"]]
+        if v:
+            waits[w] = (statistics.median(v), max(v))
+    return {"ctas": len(ctas), "stamps_us": stamps, "phases_us": phases, "waits_us": waits}
 
 
 def report(doc: dict) -> str:
@@ -126,6 +139,8 @@ def report(doc: dict) -> str:
         lines += [f"{n:<20}" + "".join(f"{x:8.2f}" for x in v) for n, v in s["summary"]["stamps_us"].items()]
         lines.append(f"{'phase':<20}{'median':>8}{'max':>8}")
         lines += [f"{n:<20}" + "".join(f"{x:8.2f}" for x in v) for n, v in s["summary"]["phases_us"].items()]
+        lines.append(f"{'waited, us':<24}{'median':>8}{'max':>8}   (the first thread of the role, over its K loop)")
+        lines += [f"{n:<24}" + "".join(f"{x:8.2f}" for x in v) for n, v in s["summary"].get("waits_us", {}).items()]
     return "\n".join(lines)
 
 

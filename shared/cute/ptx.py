@@ -248,6 +248,25 @@ def timeline_stamp(addr: Int64, on, *, loc=None, ip=None) -> None:
 
 
 @dsl_user_op
+def timeline_values(addr: Int64, on, a, b, c, *, loc=None, ip=None) -> None:
+    """Timing probes only (Sm90Config.timeline): where `on` is non-zero, 16 bytes at `addr` = a, b, c (32-bit
+    values the kernel summed, e.g. cycles spent in waits) and %smid; a predicated store."""
+    asm(None, [Int64(addr).ir_value(loc=loc, ip=ip), i32(on, loc, ip), i32(a, loc, ip), i32(b, loc, ip),
+               i32(c, loc, ip)],
+         "{.reg .pred p;\n\t.reg .b32 s;\n\t"
+         "setp.ne.s32 p, $1, 0;\n\t"
+         "mov.u32 s, %smid;\n\t"
+         "@p st.global.v4.u32 [$0], {$2, $3, $4, s};}",
+         "l,r,r,r,r", True, loc, ip)
+
+
+@dsl_user_op
+def clock32(*, loc=None, ip=None) -> Int32:
+    """%clock, this SM's cycle counter (32 bits), as a side effect so that it stays where it is written."""
+    return Int32(asm(T.i32(), [], "mov.u32 $0, %clock;", "=r", True, loc, ip))
+
+
+@dsl_user_op
 def flag_release(addr: Int64, value, *, loc=None, ip=None) -> None:
     """Store `value` to the 4-byte flag at `addr` with release semantics at GPU scope: whatever the
     thread wrote before, or saw through a barrier, is visible to a thread that acquires the value."""

@@ -11,7 +11,7 @@ K_TILE = 256  # K per pipeline stage: 128 bytes of packed FP4 per row, 16 scale 
 K_SUB = 64  # K per decoded fp16 sub-tile of A: one 128-byte swizzle atom row
 ROW_BYTES = K_TILE // 2
 SF_ROW_BYTES = K_TILE // 16
-TIMELINE_STAMPS = 16  # Sm90Config.timeline: stamps of 16 bytes per CTA
+TIMELINE_STAMPS = 32  # Sm90Config.timeline: stamps of 16 bytes per CTA
 
 
 def shared_s_rows(rows_s: int, rank: int) -> tuple[int, int]:

@@ -121,6 +121,7 @@ from shared.cute import launch_queue
 from shared.cute.cluster_reduce import add_partial, cluster_handshake, send_partial
 from shared.cute.fp4_decode import decode_e2m1x8_f16, e4m3x2_to_f16x2_pair
 from shared.cute.ptx import (
+    clock32,
     ld_shared_u16,
     ld_shared_u32,
     ld_shared_v2,
@@ -134,6 +135,7 @@ from shared.cute.ptx import (
     st_shared_v4,
     store_if_equal,
     timeline_stamp,
+    timeline_values,
 )
 from shared.cute.sm90_config import K_SUB, ROW_BYTES, SF_ROW_BYTES, TIMELINE_STAMPS, Sm90Config, row_owners
 from shared.cute.sm90_decoded_ring import DecodedRing
@@ -230,10 +232,12 @@ class Sm90BlockScaledGemm:
     # before is complete (resident); the producer's first and last R stage issued; the first decoder thread's
     # first and last packed S stage arrived and its first decoded S published; the first consumer thread's
     # first and last R stage arrived and first decoded S ready; each end of the first (and last) consumer
-    # warpgroup's K loop, the split's sums added, the epilogue's stores issued.
+    # warpgroup's K loop, the split's sums added, the epilogue's stores issued. Then two of summed %clock cycles
+    # (not times): the first consumer thread's in its waits for R stages, decoded S and wgmmas over its K loop,
+    # the first decoder thread's in its waits for packed S stages and free decoded slots.
     STAMPS = ("entry", "resident", "r_load_first", "r_load_last", "s_stage_first", "s_stage_last", "s_published_first",
               "r_stage_first", "s_ready_first", "r_stage_last", "loop_done", "sums_added", "stored",
-              "loop_done_wg_last", "stored_wg_last")
+              "loop_done_wg_last", "stored_wg_last", "consumer_waits", "decoder_waits")
 
     def __init__(self, config: Sm90Config):
         config.check(self.num_b)
@@ -265,6 +269,23 @@ class Sm90BlockScaledGemm:
             cta = bx + gx * (by + gy * bz)
             slot = cta * TIMELINE_STAMPS + self.STAMPS.index(name)
             timeline_stamp(Int64(self.cfg.timeline) + Int64(slot) * 16, Int32(on))
+
+    def _stamp_values(self, name: str, on, a, b, c) -> None:
+        """Sm90Config.timeline: where `on` holds, the values a, b, c as this CTA's stamp `name`."""
+        if cutlass.const_expr(self.cfg.timeline):
+            bx, by, bz = cute.arch.block_idx()
+            gx, gy, _ = cute.arch.grid_dim()
+            slot = (bx + gx * (by + gy * bz)) * TIMELINE_STAMPS + self.STAMPS.index(name)
+            timeline_values(Int64(self.cfg.timeline) + Int64(slot) * 16, Int32(on), a, b, c)
+
+    def _timed(self, total, wait):
+        """wait(), and with Sm90Config.timeline `total` plus the %clock cycles it took (else `total`)."""
+        if cutlass.const_expr(self.cfg.timeline):
+            t0 = clock32()
+            wait()
+            return total + (clock32() - t0)
+        wait()
+        return total
 
     # ---------------------------------------------------------------- host
     def _smem_layouts(self):
@@ -605,6 +626,7 @@ class Sm90BlockScaledGemm:
         a_state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, self.a_slots)
         a_com = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, self.a_slots)
         tile_first, tile_end, tile_step = tiles
+        waited_s, waited_slot = Int32(0), Int32(0)  # Sm90Config.timeline: cycles in the waits below
         for tile_j in cutlass.range(tile_first, tile_end, tile_step, unroll=1):
             w = self._work(ctx, tile_j)
             kt_own = w.kt_own
@@ -614,7 +636,7 @@ class Sm90BlockScaledGemm:
             if cutlass.const_expr(self.cfg.owned_rows):
                 owned = self._row_decoded(own_row, s_rows, rows_d, owner)  # the thread's row, in this tile
             for _kt in cutlass.range(kt_own, unroll=1):
-                lda_pipe.consumer_wait(ld_state)
+                waited_s = self._timed(waited_s, lambda: lda_pipe.consumer_wait(ld_state))
                 self._stamp("s_stage_first", (_kt == 0) & (dt == 0))
                 self._stamp("s_stage_last", (_kt == kt_own - 1) & (dt == 0))
                 src_stage = s4_base + ld_state.index * s4_stage
@@ -623,11 +645,11 @@ class Sm90BlockScaledGemm:
                 # (consecutive ring slots, wrapping around the ring)
                 nbat = self.cfg.a_batch
                 for h in cutlass.range_constexpr(4 // nbat):
-                    a16_pipe.producer_acquire(a_state)
+                    waited_slot = self._timed(waited_slot, lambda: a16_pipe.producer_acquire(a_state))
                     slot0 = a_state.index
                     a_state.advance()
                     for _sub in cutlass.range_constexpr(nbat - 1):
-                        a16_pipe.producer_acquire(a_state)
+                        waited_slot = self._timed(waited_slot, lambda: a16_pipe.producer_acquire(a_state))
                         a_state.advance()
                     if cutlass.const_expr(self.cfg.owned_rows):
                         if owned:
@@ -672,6 +694,7 @@ class Sm90BlockScaledGemm:
                             self._stamp("s_published_first", (_kt == 0) & (dt == 0))
                 lda_pipe.consumer_release(ld_state)
                 ld_state.advance()
+        self._stamp_values("decoder_waits", dt == 0, waited_s, waited_slot, Int32(0))
 
 
     def _row_decoded(self, row_s, s_rows, rows_d, decoded=True):
@@ -861,8 +884,9 @@ class Sm90BlockScaledGemm:
         # one impossible store keeps alive (ptxas would otherwise drop the decode with the wgmmas)
         sink = Int32(0)
         first = (row0 == 0) & (c == 0)  # the first thread of the first consumer warpgroup
+        waited_r, waited_s, waited_mma = Int32(0), Int32(0), Int32(0)  # Sm90Config.timeline: cycles in the waits
         for kt in cutlass.range(kt_own, unroll=1):
-            ldb_pipe.consumer_wait(ld_state)
+            waited_r = self._timed(waited_r, lambda: ldb_pipe.consumer_wait(ld_state))
             self._stamp("r_stage_first", (kt == 0) & first)
             self._stamp("r_stage_last", (kt == kt_own - 1) & first)
             r_stage = r4_base + ld_state.index * r4_stage
@@ -912,7 +936,7 @@ class Sm90BlockScaledGemm:
                     if cutlass.const_expr(q == 0):
                         # only the wgmma reads the decoded sub-tile: the round's B decode above does
                         # not wait for it (waiting before the decode was up to 4 % slower, results/TUNING.md)
-                        a16_pipe.consumer_wait(a_state)
+                        waited_s = self._timed(waited_s, lambda: a16_pipe.consumer_wait(a_state))
                         if cutlass.const_expr(sub == 0):
                             self._stamp("s_ready_first", (kt == 0) & first)
                     warpgroup.fence()
@@ -929,11 +953,11 @@ class Sm90BlockScaledGemm:
                         # drain in the last k tile: the epilogue must read finished accumulators
                         # (ptxas was seen hoisting them above a wait placed after the loop)
                         if kt == kt_own - 1:
-                            warpgroup.wait_group(0)
+                            waited_mma = self._timed(waited_mma, lambda: warpgroup.wait_group(0))
                         else:
-                            warpgroup.wait_group(self.cfg.wgmma_depth)
+                            waited_mma = self._timed(waited_mma, lambda: warpgroup.wait_group(self.cfg.wgmma_depth))
                     else:
-                        warpgroup.wait_group(self.cfg.wgmma_depth)
+                        waited_mma = self._timed(waited_mma, lambda: warpgroup.wait_group(self.cfg.wgmma_depth))
                     if q == 0:
                         if sub > 0:
                             a16_pipe.consumer_release(a_rel)
@@ -947,6 +971,7 @@ class Sm90BlockScaledGemm:
             ld_state.advance()
         if cutlass.const_expr(skip & 32):
             store_if_equal(sink, 0x7F123457)
+        self._stamp_values("consumer_waits", first, waited_r, waited_s, waited_mma)
         return ld_state, a_state, a_rel
 
     def _tma_part(self, op, s_vals, s_sf, rows, bid, k_tiles, descs):
