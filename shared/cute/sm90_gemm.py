@@ -474,6 +474,11 @@ class Sm90BlockScaledGemm:
                 consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, releasing_warps),
                 tx_count=rows * (ROW_BYTES + SF_ROW_BYTES), cta_layout_vmnk=cute.make_layout((1, 1, 1, 1)))
 
+        if cutlass.const_expr(self.cfg.async_handover):
+            # the split's receive barrier (_add_split_sums): initialized with the rings' barriers, before the
+            # fence and block-wide sync that follow theirs, so that its arrive below is ordered after it
+            if tidx == 0:
+                cute.arch.mbarrier_init(st.xch_mbar.data_ptr(), 1)
         lda_pipe = tma_ring(st.lda_mbar, self.cfg.a_ring, n_dec // 32, ns * rows_s)  # S side: the decoders
         ldb_pipe = tma_ring(st.ldb_mbar, self.stages, n_consumer_warps, nr * rows_r)  # R side: the consumers
         peer = None  # share_s: the other CTA of the cluster (along the R side), which holds the same S tile
@@ -487,8 +492,6 @@ class Sm90BlockScaledGemm:
             # both CTAs before either sends
             self._xch = (st.xch.data_ptr().toint(), st.xch_mbar.data_ptr())
             if tidx == 0:
-                cute.arch.mbarrier_init(st.xch_mbar.data_ptr(), 1)
-                cute.arch.mbarrier_init_fence()
                 cute.arch.mbarrier_arrive_and_expect_tx(st.xch_mbar.data_ptr(), self.cfg.handover_bytes(self.num_b))
             # the cluster barrier's arrive only: each thread waits where it must (the consumers before they
             # send, the other roles at their end), long after the other CTA arrived; a whole barrier here
