@@ -151,7 +151,7 @@ def plot(doc: dict, out: str) -> None:
     import matplotlib.pyplot as plt
 
     scen = doc["scenarios"]
-    fig, axes = plt.subplots(1, len(scen), figsize=(6 * len(scen), 4.8), sharex=True)
+    fig, axes = plt.subplots(1, len(scen), figsize=(6 * len(scen), 4.8))
     colors = {"resident": "0.75", "first R stage": "C1", "K loop": "C0", "split": "C4", "epilogue": "C2"}
     for ax, (name, s) in zip(axes, scen.items()):
         ctas = sorted(s["ctas_us"], key=lambda c: c["entry"])
@@ -166,9 +166,12 @@ def plot(doc: dict, out: str) -> None:
                 ax.plot(c["s_ready_first"], y, "k.", ms=2, label="first decoded S ready" if y == 0 else None)
             if "r_stage_last" in c:
                 ax.plot(c["r_stage_last"], y, "w|", ms=3, label="last R stage arrived" if y == 0 else None)
+        # in a graph the first CTAs enter on the SMs the call before leaves free: start 1 us before any is resident
+        left = max(0.0, min(c["resident"] for c in ctas) - 1.0)
+        ax.set_xlim(left=left)
         ax.set_xlabel("us after the first CTA's entry")
         ax.set_ylabel("CTA (by entry)")
-        ax.set_title(f"{name}", fontsize=9)
+        ax.set_title(f"{name}" + (f" (from {left:.1f} us: the call before still runs)" if left else ""), fontsize=9)
         ax.legend(fontsize=7, loc="lower right")
     env = doc["environment"]
     fig.suptitle(f"{doc['problem']} {doc['shape']} ({doc['config']}), {env['device']}, {env['commit']}", fontsize=9)

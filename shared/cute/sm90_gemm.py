@@ -74,8 +74,9 @@ shared memory (mapa + st.shared::cluster), a second cluster barrier publishes th
 adds what it received and runs the epilogue on its half. The exchange itself (barrier, sends, adds)
 is shared/cute/cluster_reduce.py, which the sm100 split-K GEMM uses too. With `Sm90Config.async_handover` the
 sums go into a receive buffer of their own beside the rings, sent with st.async, each vector completing its bytes
-on the owner's transaction barrier (initialized in both CTAs before one cluster barrier at the start): each CTA
-waits on its own barrier only, and the other warps of neither CTA take part. The sum of two fp32 partials is not
+on the owner's transaction barrier (initialized in both CTAs before the arrive of one cluster barrier at the start,
+whose wait each thread reaches later: the consumers before they send): each CTA waits on its own barrier only, and
+no warp of either CTA waits for the other before its first load. The sum of two fp32 partials is not
 bitwise the one-CTA sum, but both are fp32 sums of exact products (checked against the reference
 with both generators on the H100); for the dual GEMM the nonlinear epilogue sees the full sums.
 
