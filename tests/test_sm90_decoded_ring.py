@@ -61,6 +61,9 @@ def test_the_grouped_kernel_refuses_to_share():
 
     with pytest.raises(ValueError, match="one output tile per CTA"):
         Lists(Sm90Config(smem_rows=128, n_cwg=2, consumer_regs=200, share_s=True))
+    # nor the split's asynchronous hand-over (one phase of its receive barrier, one arrive at its cluster barrier)
+    with pytest.raises(ValueError, match="one output tile per CTA"):
+        Lists(Sm90Config(smem_rows=64, n_cwg=2, consumer_regs=200, splits=2, async_handover=True))
 
 
 def test_the_hand_over_in_the_ptx(tmp_path):

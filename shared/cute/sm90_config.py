@@ -87,7 +87,7 @@ class Sm90Config:
     async_handover: the split's hand-over into a buffer of its own (half the tile's fp32 sums, beside the
     rings) with st.async, each CTA waiting on its own transaction barrier for the other's half, instead of two
     cluster barriers that every thread of both CTAs meets (and the operand buffers as the destination). Needs
-    splits == 2.
+    splits == 2 and one output tile per CTA (not the grouped GEMM's tile lists).
     timeline: timing probes only (lab/cta_timeline.py): the device address of a buffer of TIMELINE_STAMPS stamps of
     16 bytes per CTA, which the first thread of each role writes at fixed points of the call (%globaltimer,
     %clock, %smid; shared/cute/sm90_gemm.py, Sm90BlockScaledGemm.STAMPS). 0: none, and not one instruction more.

@@ -245,9 +245,10 @@ class Sm90BlockScaledGemm:
         if self.blocked_sf and (config.smem_rows != 128 or config.reg_rows != 128 or config.swap_ab):
             # a stage's scale box is one whole 128-row block per side (the block's rows interleave)
             raise ValueError(f"{type(self).__name__}: blocked scales need 128-row tiles on both sides, got {config}")
-        if (config.share_s or config.staged_epilogue) and self.tile_lists:
-            raise ValueError(f"{type(self).__name__}: share_s and staged_epilogue need one output tile per CTA, "
-                             f"got {config}")
+        if (config.share_s or config.staged_epilogue or config.async_handover) and self.tile_lists:
+            # async_handover: its receive barrier has one phase and its cluster barrier one arrive per thread
+            raise ValueError(f"{type(self).__name__}: share_s, staged_epilogue and async_handover need one output "
+                             f"tile per CTA, got {config}")
         self.cfg = config
         self.rows_s = config.smem_rows
         self.rows_r = config.reg_rows
@@ -261,23 +262,23 @@ class Sm90BlockScaledGemm:
     def can_implement(m: int, n: int, k: int, l: int, config: Sm90Config) -> bool:
         return config.shape_error(m, n, k, l) is None
 
+    def _stamp_address(self, name: str):
+        """Sm90Config.timeline: where this CTA's stamp `name` goes (16 bytes each, TIMELINE_STAMPS per CTA)."""
+        bx, by, bz = cute.arch.block_idx()
+        gx, gy, _ = cute.arch.grid_dim()
+        slot = (bx + gx * (by + gy * bz)) * TIMELINE_STAMPS + self.STAMPS.index(name)
+        return Int64(self.cfg.timeline) + Int64(slot) * 16
+
     def _stamp(self, name: str, on) -> None:
         """Sm90Config.timeline (timing probes only): where `on` holds, this CTA's stamp `name`; no code
         without a timeline."""
         if cutlass.const_expr(self.cfg.timeline):
-            bx, by, bz = cute.arch.block_idx()
-            gx, gy, _ = cute.arch.grid_dim()
-            cta = bx + gx * (by + gy * bz)
-            slot = cta * TIMELINE_STAMPS + self.STAMPS.index(name)
-            timeline_stamp(Int64(self.cfg.timeline) + Int64(slot) * 16, Int32(on))
+            timeline_stamp(self._stamp_address(name), Int32(on))
 
     def _stamp_values(self, name: str, on, a, b, c) -> None:
         """Sm90Config.timeline: where `on` holds, the values a, b, c as this CTA's stamp `name`."""
         if cutlass.const_expr(self.cfg.timeline):
-            bx, by, bz = cute.arch.block_idx()
-            gx, gy, _ = cute.arch.grid_dim()
-            slot = (bx + gx * (by + gy * bz)) * TIMELINE_STAMPS + self.STAMPS.index(name)
-            timeline_values(Int64(self.cfg.timeline) + Int64(slot) * 16, Int32(on), a, b, c)
+            timeline_values(self._stamp_address(name), Int32(on), a, b, c)
 
     def _timed(self, total, wait):
         """wait(), and with Sm90Config.timeline `total` plus the %clock cycles it took (else `total`)."""
