@@ -27,25 +27,11 @@ DEFAULT_CASES = ["dual_gemm:512x3072x7168:stress:49", "dual_gemm:512x3072x10752:
                  "gemm:128x7168x16384:stress:49"]
 
 
-def exact(problem, data):
-    """(exact output, h1, h2) in fp64: h1 = h2 = A·Bᵀ for the GEMM."""
-    import torch
-
-    from shared.refmath import block_scaled_products
-
-    if problem == "gemm":
-        a, b, sfa, sfb = data[:4]
-        (h,) = block_scaled_products(a, sfa, [(b, sfb)], 0, fp64=True)
-        return h, h, h
-    a, b1, b2, sfa, sfb1, sfb2 = data[:6]
-    h1, h2 = block_scaled_products(a, sfa, [(b1, sfb1), (b2, sfb2)], 0, fp64=True)
-    return torch.nn.functional.silu(h1) * h2, h1, h2
-
-
 def run_case(spec: str) -> dict:
     import torch
 
     from harness.problem import load_problem
+    from tests.sm90_common import fp64_products
 
     problem, shape, gen, seed = spec.split(":")
     m, n, k = (int(x) for x in shape.split("x"))
@@ -68,7 +54,7 @@ def run_case(spec: str) -> dict:
     peer.prepare(data)
     cublas = output_of(lambda: peer.custom_kernel(data))
     fp32 = ref.ref_kernel(data)[:, :, 0].double()
-    want, h1, h2 = exact(problem, data)
+    want, h1, h2 = fp64_products(problem, data)
     tol = prob.atol + prob.rtol * want.abs()
     row = {"case": spec, "config": str(config), "max_abs_h": h1.abs().max().item()}
     print(f"== {spec} (|h| up to {row['max_abs_h']:.1f})", flush=True)

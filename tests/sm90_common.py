@@ -151,3 +151,19 @@ def dependent_launch_order(ptx: str) -> tuple[bool, list[str]]:
     accesses = [line.strip() for line in before.splitlines()
                 if DEVICE_MEMORY_ACCESS.search(line) and not of_a_parameter(line)]
     return "griddepcontrol.launch_dependents;" in body and wait >= 0, accesses
+
+
+def fp64_products(problem: str, data):
+    """(output, h1, h2) of batch 0 of a gemm or dual_gemm tuple in fp64 (h1 = A·B1ᵀ, h2 = A·B2ᵀ; the GEMM's h1 = h2 =
+    output = A·Bᵀ, the dual GEMM's output silu(h1)·h2): the yardstick that tensor-core and fp32 sums are measured
+    against beyond the tolerance (tests/test_sm90_accuracy.py, lab/long_k_accuracy.py). Kept out of the references,
+    which the packaged submissions inline."""
+    from shared.refmath import block_scaled_products
+
+    if problem == "gemm":
+        a, b, sfa, sfb = data[:4]
+        (h,) = block_scaled_products(a, sfa, [(b, sfb)], 0, fp64=True)
+        return h, h, h
+    a, b1, b2, sfa, sfb1, sfb2 = data[:6]
+    h1, h2 = block_scaled_products(a, sfa, [(b1, sfb1), (b2, sfb2)], 0, fp64=True)
+    return torch.nn.functional.silu(h1) * h2, h1, h2

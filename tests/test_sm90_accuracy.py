@@ -14,18 +14,9 @@ import torch
 
 from harness.problem import load_problem
 from shared.refmath import block_scaled_products
+from tests import sm90_common as C
 
 MARGIN = 0.6  # of the tolerance atol + rtol * |result|
-
-
-def fp64_output(problem: str, data) -> torch.Tensor:
-    if problem == "gemm":
-        a, b, sfa, sfb = data[:4]
-        (h,) = block_scaled_products(a, sfa, [(b, sfb)], 0, fp64=True)
-        return h
-    a, b1, b2, sfa, sfb1, sfb2 = data[:6]
-    h1, h2 = block_scaled_products(a, sfa, [(b1, sfb1), (b2, sfb2)], 0, fp64=True)
-    return torch.nn.functional.silu(h1) * h2
 
 
 @pytest.mark.gpu
@@ -40,7 +31,7 @@ def test_sm90_outputs_stay_within_the_margin_at_the_benchmarks_longest_k(problem
     out.fill_(float("nan"))
     kernel.prepare(data, config)()
     torch.cuda.synchronize()
-    want = fp64_output(problem, data)
+    want = C.fp64_products(problem, data)[0]
     err = (out[:, :, 0].double() - want).abs() / (prob.atol + prob.rtol * want.abs())
     worst = err.nan_to_num(float("inf")).max().item()
     assert worst <= MARGIN, (f"{problem} {m}x{n}x{k} ({config}): worst error {worst:.3f} of the tolerance, "
@@ -48,7 +39,8 @@ def test_sm90_outputs_stay_within_the_margin_at_the_benchmarks_longest_k(problem
 
 
 def test_the_fp64_products_are_the_fp32_references_in_more_bits():
-    """CPU tier: the yardstick above is the references' own products (same decode, same operand order), in fp64."""
+    """CPU tier: the yardstick above is the references' own products (same decode, same operand order), in fp64,
+    and fp64_products gives each problem's output within the leaderboard's tolerance of ref_kernel's."""
     prob = load_problem("dual_gemm")
     data = prob.reference.generate_stress_input(m=64, n=128, k=512, l=1, seed=3, device="cpu")
     a, b1, b2, sfa, sfb1, sfb2 = data[:6]
@@ -56,3 +48,10 @@ def test_the_fp64_products_are_the_fp32_references_in_more_bits():
     for p32, p64 in zip(block_scaled_products(a, sfa, ops, 0), block_scaled_products(a, sfa, ops, 0, fp64=True)):
         assert p64.dtype == torch.float64 and p64.shape == p32.shape == (64, 128)
         torch.testing.assert_close(p32.double(), p64, rtol=1e-5, atol=1e-5)
+    for problem in ("gemm", "dual_gemm"):
+        prob = load_problem(problem)
+        data = prob.reference.generate_stress_input(m=64, n=128, k=512, l=1, seed=5, device="cpu")
+        out, h1, h2 = C.fp64_products(problem, data)
+        assert out.dtype == h1.dtype == h2.dtype == torch.float64 and out.shape == (64, 128)
+        fp16 = prob.reference.ref_kernel(data)[:, :, 0].double()
+        torch.testing.assert_close(fp16, out, rtol=prob.rtol, atol=prob.atol)
