@@ -17,8 +17,10 @@ Every build is checked against the reference first (outputs NaN-poisoned). Two s
 Printed per scenario: each stamp's time after the first CTA's entry (min / median / max over the CTAs), then
 each phase of a CTA (median / max): resident (entry to the earlier grid's end), first R stage (its wait for the
 first R data), K loop (first R data to its last wgmma), per K tile (between the first and the last R stage),
-split (the other CTA's sums added), epilogue (stores issued). Also the graph replay of the plain build and of
-the stamped one, interleaved (what the stamps cost). %globaltimer is compared across SMs; where it ticks
+split (the other CTA's sums added), epilogue (stores issued); then the time the first consumer thread waited over
+its K loop for R stages, decoded S and wgmmas, and the first decoder thread for packed S stages and free decoded
+slots (the first stage's waits included). Also the graph replay of the plain build and of the stamped one,
+interleaved (what the stamps cost). %globaltimer is compared across SMs; where it ticks
 coarser than 0.5 us, times inside a CTA come from its %clock, at the cycles per ns that the whole run's
 stamps give. --plot draws both scenarios, a bar per CTA.
 """
