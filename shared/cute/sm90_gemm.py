@@ -542,6 +542,7 @@ class Sm90BlockScaledGemm:
         tile_first, tile_end, tile_step = tiles
         prod_a = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, self.cfg.a_ring)
         prod_b = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, self.stages)
+        lane0 = cute.arch.lane_idx() == 0  # the lane that stamps (Sm90Config.timeline)
         for tile_j in cutlass.range(tile_first, tile_end, tile_step, unroll=1):
             w = self._work(ctx, tile_j)
             k_tiles, kt_own, kt_first, bid_s, bid_r, descs = w.k_tiles, w.kt_own, w.kt_first, w.bid_s, w.bid_r, w.descs
@@ -583,7 +584,6 @@ class Sm90BlockScaledGemm:
                                 mbarrier_complete_tx(bar.toint(), rows_r * (ROW_BYTES + SF_ROW_BYTES))
                     ldb_pipe.producer_commit(prod_b)
                     prod_b.advance()
-                    lane0 = cute.arch.lane_idx() == 0
                     self._stamp("r_load_first", (i == 1) & lane0)
                     self._stamp("r_load_last", (i == kt_own) & lane0)
 
