@@ -57,8 +57,9 @@ SM90_WIDE_SWAP = Sm90Config(smem_rows=96, n_cwg=2, n_dwg=2, stages=2, a_slots=5,
 # Its smaller accumulators leave the registers for 64-K consumer rounds (SM90_WIDE would serialize).
 # Chosen for 512x3072x7168 (120 CTAs where wide has 96): 88.8 us against wide's 99.6 (H100, 2026-11-23;
 # results/TUNING.md). Not with owned_rows: 78.1 / 78.4 us against 76.8 / 77.1 (graph replay; H100, 2026-11-27;
-# results/owned-rows/).
-SM90_WIDE_104 = replace(SM90_WIDE, smem_rows=104, a_slots=9, a_batch=4, chunk_k=64)
+# results/owned-rows/). The decoders' loop unrolled 4 times (a thread's 3-4 units of a stage in one body): 76.07-76.36
+# us against 76.45-76.64 with 2 (graph replay; H100, 2026-11-28; results/TUNING.md).
+SM90_WIDE_104 = replace(SM90_WIDE, smem_rows=104, a_slots=9, a_batch=4, chunk_k=64, a_unroll=4)
 
 # SM90_WIDE with its K tiles dealt (sm90_deal_k.py): one CTA per SM, the tiles' K tiles dealt evenly, partial
 # sums handed over through device memory. Chosen where wide's tiles would leave a last wave mostly idle
@@ -75,8 +76,9 @@ SM90_WIDE_DK = replace(SM90_WIDE, deal_k=True)
 # results/owned-rows/).
 SM90_WIDE_SHARED = replace(SM90_WIDE, share_s=True, a_batch=1, owned_rows=True)
 # The same for SM90_WIDE_104. Tested, not chosen: level with wide_104 on 512x3072x7168 (in the evaluator's
-# graph replay 74.4 / 73.1 us against 73.5 / 73.2, alternating runs; H100, 2026-11-27; results/shared-decode/).
-SM90_WIDE_104_SHARED = replace(SM90_WIDE_104, share_s=True)
+# graph replay 74.4 / 73.1 us against 73.5 / 73.2, alternating runs; H100, 2026-11-27; results/shared-decode/), with
+# its decoders' loop unrolled twice, as it stays.
+SM90_WIDE_104_SHARED = replace(SM90_WIDE_104, share_s=True, a_unroll=2)
 
 SM90_CANDIDATES = {"default": SM90_DEFAULT, "small_m": SM90_SMALL_M, "wide_n": SM90_WIDE_N, "wide": SM90_WIDE,
                    "wide_split2": SM90_WIDE_SPLIT2, "wide_swap": SM90_WIDE_SWAP, "wide_104": SM90_WIDE_104,

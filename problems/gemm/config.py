@@ -25,8 +25,10 @@ SM90_M64 = Sm90Config(smem_rows=64, n_cwg=1, stages=4, consumer_regs=232, **_COM
 # Chosen for 128x7168x2048 (112 CTAs): 18.8 us against 19.2 for m128 and 19.5 for m128_wide_split2
 # (H100, 2026-11-23; results/TUNING.md). Its epilogue goes through shared memory (Sm90Config.staged_epilogue):
 # 13.22 / 13.22 us against 13.58 / 13.65 in graph replay, with the split 22.11 / 22.13 against 22.36 / 22.32
-# on 128x4096x7168 (H100, 2026-11-28; results/TUNING.md).
-SM90_M64_WIDE = Sm90Config(smem_rows=64, n_cwg=2, stages=3, consumer_regs=200, a_unroll=2, staged_epilogue=True,
+# on 128x4096x7168 (H100, 2026-11-28; results/TUNING.md). The decoders' loop unrolled 4 times (a thread's 2-3
+# units of a stage in one body): 12.72-12.76 us against 12.90-12.91 with 2, and with the split 21.01-21.09 against
+# 21.32-21.35 (graph replay; H100, 2026-11-28; results/TUNING.md).
+SM90_M64_WIDE = Sm90Config(smem_rows=64, n_cwg=2, stages=3, consumer_regs=200, a_unroll=4, staged_epilogue=True,
                            **_COMMON)
 
 # SM90_M64_WIDE with K split over a cluster of 2 CTAs (sums added through distributed shared memory).
@@ -57,7 +59,9 @@ SM90_M128_SWAP_SPLIT2 = replace(SM90_M128_WIDE_SPLIT2, swap_ab=True, smem_rows=1
 # mostly idle (deal_k_pays): 46.5 us against 75.7 on 256x4608x7168 (144 tiles), 38.0 against 42.1 on
 # 384x7168x2304 (336 tiles); not on one wave (16.3 against 13.5 on 128x7168x2048) or nearly full waves
 # (47.2 against 45.9 on 512x4096x4096) (H100, 2026-11-27; results/dealt-k/).
-SM90_M64_WIDE_DK = replace(SM90_M64_WIDE, deal_k=True, staged_epilogue=False)  # its rings run on into the next tile
+# Its decoders' loop stays unrolled twice, as it was timed (a_unroll 4 was timed on one tile per CTA only).
+SM90_M64_WIDE_DK = replace(SM90_M64_WIDE, deal_k=True, staged_epilogue=False,  # its rings run on into the next tile
+                           a_unroll=2)
 
 SM90_CANDIDATES = {"m128": SM90_M128, "m64": SM90_M64, "m64_wide": SM90_M64_WIDE,
                    "m64_wide_split2": SM90_M64_WIDE_SPLIT2, "m128_wide_split2": SM90_M128_WIDE_SPLIT2,
