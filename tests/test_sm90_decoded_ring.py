@@ -42,12 +42,19 @@ def test_sharing_needs_an_even_number_of_r_tiles():
 
 
 def test_the_dual_chooser_shares_where_wide_tiles_pair_up():
-    from problems.dual_gemm.config import SM90_WIDE, SM90_WIDE_104, SM90_WIDE_SHARED, choose_sm90
+    from problems.dual_gemm.config import (
+        SM90_WIDE,
+        SM90_WIDE_104,
+        SM90_WIDE_104_SHARED,
+        SM90_WIDE_SHARED,
+        choose_sm90,
+    )
 
     for m, n, k in [(512, 4096, 7168), (7168, 2304, 2048), (512, 4096, 512)]:
         assert choose_sm90(m, n, k) == SM90_WIDE_SHARED, (m, n, k)
     assert choose_sm90(4608, 384, 7168) == SM90_WIDE  # 3 N tiles
-    assert choose_sm90(512, 3072, 7168) == SM90_WIDE_104  # level with its shared twin (results/shared-decode/)
+    assert choose_sm90(512, 3072, 7168) == SM90_WIDE_104_SHARED  # 24 N tiles of 104-row A tiles pair up
+    assert choose_sm90(512, 3200, 7168) == SM90_WIDE_104  # 25 do not
     for m, n, k in [(256, 4096, 7168), (768, 3072, 7168)]:  # split, dealt K: more than one CTA per tile's K
         assert not choose_sm90(m, n, k).share_s
 

@@ -21,14 +21,15 @@ def test_a_split_gemm_decodes_the_64_row_a_tile_once_per_b_tile_and_b_twice():
 
 
 def test_the_dual_gemm_counts_both_b_operands_and_the_partial_a_tile():
-    # wide_104: 104 rows of A (5 tiles for 512, the last one 96 rows but decoded and computed whole)
-    # x 128 rows of each of B1 and B2: 5 x 24 CTAs
+    # wide_104_shared: 104 rows of A (5 tiles for 512, the last one 96 rows but decoded and computed whole)
+    # x 128 rows of each of B1 and B2: 5 x 24 CTAs; each A tile decoded once per pair of CTAs along N (12 pairs),
+    # the first CTA of a pair decoding 56 of its rows
     work = W.gemm_family_work("dual_gemm", 512, 3072, 7168)
-    assert work.config == "wide_104" and len(work.per_cta) == 120
-    assert work.s_per_value == pytest.approx(24 * 520 / 512) and work.r_per_value == 5.0
+    assert work.config == "wide_104_shared" and len(work.per_cta) == 120
+    assert work.s_per_value == pytest.approx(12 * 520 / 512) and work.r_per_value == 5.0
     mma, decode = work.ratios(SMS)
     assert mma == pytest.approx(104 * 256 * 7168 / (512 * 3072 * 7168 * 2 / SMS))
-    assert decode == pytest.approx((104 + 256) * 7168 / ((512 + 2 * 3072) * 7168 / SMS))
+    assert decode == pytest.approx((56 + 256) * 7168 / ((512 + 2 * 3072) * 7168 / SMS))
 
 
 def test_a_shared_decode_halves_the_a_decodes_of_a_cta_pair():

@@ -75,9 +75,9 @@ SM90_WIDE_DK = replace(SM90_WIDE, deal_k=True)
 # its half (Sm90Config.owned_rows): 82.4 / 82.3 us against 83.8 / 84.1 (graph replay; H100, 2026-11-27;
 # results/owned-rows/).
 SM90_WIDE_SHARED = replace(SM90_WIDE, share_s=True, a_batch=1, owned_rows=True)
-# The same for SM90_WIDE_104. Tested, not chosen: level with wide_104 on 512x3072x7168 (in the evaluator's
-# graph replay 74.4 / 73.1 us against 73.5 / 73.2, alternating runs; H100, 2026-11-27; results/shared-decode/), with
-# its decoders' loop unrolled twice, as it stays.
+# The same for SM90_WIDE_104 (its decoders' loop unrolled twice; 4 is level with it). Chosen where wide_104 would be
+# and the N tiles pair up: 73.08 / 72.81 us against wide_104's 77.07 / 76.39 on 512x3072x7168 (graph replay; H100,
+# 2026-11-28; results/TUNING.md), where on 2026-11-27 the two were level (results/shared-decode/).
 SM90_WIDE_104_SHARED = replace(SM90_WIDE_104, share_s=True, a_unroll=2)
 
 SM90_CANDIDATES = {"default": SM90_DEFAULT, "small_m": SM90_SMALL_M, "wide_n": SM90_WIDE_N, "wide": SM90_WIDE,
@@ -93,7 +93,7 @@ def choose_sm90(m: int, n: int, k: int) -> Sm90Config:
         if tiles >= 0.7 * H100_SM_COUNT:
             # one wave either way: the 104-row tiles have less work per CTA
             if -(-m // 104) * (n // 128) <= H100_SM_COUNT:
-                return SM90_WIDE_104
+                return SM90_WIDE_104_SHARED if (n // 128) % 2 == 0 else SM90_WIDE_104  # share_s: pairs along N
             if deal_k_pays(tiles, H100_SM_COUNT):
                 return SM90_WIDE_DK
             return SM90_WIDE_SHARED if (n // 128) % 2 == 0 else SM90_WIDE  # share_s: the CTAs along N pair up
