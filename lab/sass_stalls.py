@@ -1,20 +1,21 @@
 """Where do an sm90 kernel's warps stall, instruction by instruction, and in which role?
 
-    ncu --section SourceCounters --section WarpStateStats -k regex:kernel_cutlass --launch-skip 2 \\
-        --launch-count 1 -o REP python lab/run_case.py gemm m=128 n=4096 k=7168
+    ncu --section SourceCounters --section WarpStateStats --warp-sampling-interval 1 -k regex:kernel_cutlass \\
+        --launch-skip 2 --launch-count 1 -o REP python lab/run_case.py gemm m=128 n=4096 k=7168
     ncu --import REP.ncu-rep --page source --csv --print-source sass > SASS.csv
     python lab/sass_stalls.py SASS.csv [SASS.csv ...] [--json OUT]
 
-Nsight Compute's source counters sample each warp's state every few hundred cycles and charge the sample to
-the instruction the warp is at, with the reason it is not issuing (or `selected`: it issued). This splits one
-kernel's samples by role, found from the code's shape rather than from addresses typed in:
+Nsight Compute's source counters sample each warp's state every 2^(5 + n) cycles (n = 1 above) and charge the
+sample to the instruction the warp is at, with the reason it is not issuing (or `selected`: it issued). This splits
+one kernel's samples by role, found from the code's shape rather than from addresses typed in:
   consumers  the loop (a backward branch and the code from its target) holding the most HGMMA instructions:
              the K loop of R decode and wgmma;
   decoders   the loop holding the most F2FP conversions and no HGMMA: the S decode into shared memory;
   rest       prologue, producer, the split's hand-over, epilogue.
 Per role: its share of all samples, the stall reasons, and the instruction classes the samples sit at (decode
-arithmetic: LOP3, shifts, PRMT, F2FP, HMUL2; wgmma: HGMMA and WARPGROUP; waits: SYNCS, branches, NANOSLEEP;
-shared memory; uniform-datapath ops; other), and the warp instructions each loop iteration executes per class.
+arithmetic: LOP3, shifts (IMAD.SHL too), PRMT, F2FP, HMUL2; wgmma: HGMMA and WARPGROUP; waits: SYNCS, branches,
+NANOSLEEP; shared memory; uniform-datapath ops; other), and the warp instructions each loop iteration executes per
+class.
 
 ncu's per-instruction columns leave out one reason that its kernel-wide sampling counters have,
 `warpgroup_arrive`: a warp held at a wgmma until the other warps of its warpgroup reach it. The samples no
