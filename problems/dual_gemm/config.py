@@ -77,7 +77,7 @@ SM90_WIDE_DK = replace(SM90_WIDE, deal_k=True)
 SM90_WIDE_SHARED = replace(SM90_WIDE, share_s=True, a_batch=1, owned_rows=True)
 # The same for SM90_WIDE_104 (its decoders' loop unrolled twice; 4 is level with it). Chosen where wide_104 would be
 # and the N tiles pair up: 73.08 / 72.81 us against wide_104's 77.07 / 76.39 on 512x3072x7168 (graph replay; H100,
-# 2026-11-28; results/TUNING.md), where on 2026-11-27 the two were level (results/shared-decode/).
+# 2026-11-28; results/TUNING.md); level until the TMA descriptors were prefetched before the dependent launch's wait.
 SM90_WIDE_104_SHARED = replace(SM90_WIDE_104, share_s=True, a_unroll=2)
 
 SM90_CANDIDATES = {"default": SM90_DEFAULT, "small_m": SM90_SMALL_M, "wide_n": SM90_WIDE_N, "wide": SM90_WIDE,
