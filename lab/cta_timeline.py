@@ -52,22 +52,6 @@ PHASES = (  # name, from stamp, to stamp
 )
 
 
-def check_calls(prob, calls, datas, copies, what: str) -> None:
-    """Each call on its input with the outputs NaN-poisoned, checked against the reference; exit on a wrong one."""
-    from harness.check import check
-    from harness.worker import clone_data
-
-    for i, (call, d) in enumerate(zip(calls, datas)):
-        out = prob.reference.output_of(d)
-        for t in out if isinstance(out, list | tuple) else [out]:
-            t.fill_(float("nan"))
-        call()
-        torch.cuda.synchronize()
-        ok, msg = check(prob, clone_data(copies[i]), prob.reference.output_of(d))
-        if not ok:
-            sys.exit(f"{what}, input {i}: wrong result: {msg}")
-
-
 def read_stamps(buf: torch.Tensor, names) -> list[dict]:
     """Per CTA that stamped its entry: {stamp: (globaltimer ns, clock, smid)} of the stamps it wrote, and under
     "waits" {wait: cycles} from the WAITS stamps."""
@@ -182,11 +166,10 @@ def plot(doc: dict, out: str) -> None:
 
 
 def measure(args) -> dict:
-    from graph_config_ab import capture, replay_interleaved
+    from graph_config_ab import capture, replay_interleaved, rotating_inputs, run_and_check
 
     from harness.eval import environment
     from harness.problem import load_problem
-    from harness.worker import GRAPH_MAX_INPUTS, clone_data
     from shared.cute.sm90_config import K_TILE, TIMELINE_STAMPS
 
     kernel = __import__(f"problems.{args.problem}.kernel_sm90", fromlist=["prepare"])
@@ -203,17 +186,16 @@ def measure(args) -> dict:
     kt_own = k // K_TILE // base.splits
 
     l2 = torch.cuda.get_device_properties(0).L2_cache_size
-    count = max(2, min(GRAPH_MAX_INPUTS, math.ceil(4 * l2 / ref.cost(**case)[0])))
-    gens = (ref.generate_input, ref.generate_stress_input)
-    datas = [gens[i % 2](**{**case, "seed": case["seed"] + 42 * (i + 1)}, device="cuda") for i in range(count)]
-    copies = [clone_data(d) for d in datas]
+    datas, copies = rotating_inputs(ref, case, l2)
+    count = len(datas)
     buf = torch.zeros(MAX_CTAS * TIMELINE_STAMPS * 4, dtype=torch.int32, device="cuda")
     scratch = torch.zeros_like(buf)
     plain = [kernel.prepare(d, base) for d in datas]
     watched = [kernel.prepare(d, replace(base, timeline=buf.data_ptr())) for d in datas]
     unwatched = [kernel.prepare(d, replace(base, timeline=scratch.data_ptr())) for d in datas]
     for calls, what in ((plain, "plain"), (watched, "stamped"), (unwatched, "stamped (scratch)")):
-        check_calls(prob, calls, datas, copies, f"case {args.case}, {what}")
+        # every call on its own input (the stamped ones each write their stamps)
+        run_and_check(prob, lambda calls=calls: [call() for call in calls], datas, copies, f"case {args.case}, {what}")
 
     scenarios = {}
     flush = torch.empty(2 * l2 // 4, dtype=torch.float32, device="cuda")

@@ -55,15 +55,30 @@ def launcher(problem: str, data, field: str, value: int):
     return kernel.prepare(data, replace(choose(a.shape[0], b.shape[0], 2 * a.shape[1]), **{field: value}))
 
 
+def rotating_inputs(ref, case: dict, l2: int, device: str = "cuda") -> tuple[list, list]:
+    """(inputs, their copies) of one case for a graph over rotating inputs: enough to exceed L2 four times (at
+    least 2, at most the evaluator's GRAPH_MAX_INPUTS), alternating the leaderboard and the stress generator."""
+    count = max(2, min(GRAPH_MAX_INPUTS, math.ceil(4 * l2 / ref.cost(**case)[0])))
+    gens = (ref.generate_input, ref.generate_stress_input)
+    datas = [gens[i % 2](**{**case, "seed": case["seed"] + 42 * (i + 1)}, device=device) for i in range(count)]
+    return datas, [clone_data(d) for d in datas]
+
+
 def replay_and_check(prob, graph, datas, copies, what: str) -> None:
     """Poison every output with NaN, replay the graph, check each output against the reference; exit on
     the first wrong one."""
+    run_and_check(prob, graph.replay, datas, copies, what)
+
+
+def run_and_check(prob, run, datas, copies, what: str) -> None:
+    """Poison every output with NaN, run() (the calls of every input), check each output against the reference;
+    exit on the first wrong one."""
     ref = prob.reference
     for d in datas:
         out = ref.output_of(d)
         for t in out if isinstance(out, list | tuple) else [out]:
             t.fill_(float("nan"))
-    graph.replay()
+    run()
     torch.cuda.synchronize()
     for i, d in enumerate(datas):
         ok, msg = check(prob, clone_data(copies[i]), ref.output_of(d))
@@ -113,10 +128,8 @@ def main() -> None:
     for ci, case in enumerate(prob.benchmarks):
         if only is not None and ci != only:
             continue
-        n = max(2, min(GRAPH_MAX_INPUTS, math.ceil(4 * l2 / ref.cost(**case)[0])))
-        gens = (ref.generate_input, ref.generate_stress_input)
-        datas = [gens[i % 2](**{**case, "seed": case["seed"] + 42 * (i + 1)}, device="cuda") for i in range(n)]
-        copies = [clone_data(d) for d in datas]
+        datas, copies = rotating_inputs(ref, case, l2)
+        n = len(datas)
         graphs, keep = [], []
         for value in values:
             launches = [launcher(problem, d, field, value) for d in datas]

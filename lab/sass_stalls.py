@@ -117,7 +117,9 @@ def find_roles(rows: list[dict]) -> dict[str, tuple[int, int] | None]:
     return {"consumers": consumers, "decoders": decoders}
 
 
-def summarize(rows: list[dict], members: list[int], total: float) -> dict:
+def summarize(rows: list[dict], members: list[int], total: float, loop: bool = True) -> dict:
+    """The samples of the rows `members`; for a loop (its first row the loop head) also its iterations and the
+    warp instructions each one executes per class."""
     stall_cols = [c for c in rows[0] if c.startswith("stall_") and "Not Issued" not in c]
     reasons, classes, executed = collections.Counter(), collections.Counter(), collections.Counter()
     samples = 0.0
@@ -133,19 +135,18 @@ def summarize(rows: list[dict], members: list[int], total: float) -> dict:
         reasons["unlisted at HGMMA" if at_mma else "unlisted elsewhere"] += s - listed
         classes[instruction_class(r["Source"])] += s
         executed[instruction_class(r["Source"])] += number(r[EXECUTED])
-    iterations = number(rows[members[0]][EXECUTED]) if members else 0.0
 
     def pct(c):
         return {k: round(100 * v / samples, 1) for k, v in c.most_common() if v > 0} if samples else {}
 
-    return {
-        "samples": samples,
-        "share_pct": round(100 * samples / total, 1) if total else 0.0,
-        "reasons_pct": pct(reasons),
-        "at_pct": pct(classes),
-        "iterations": iterations,
-        "per_iteration": {k: round(v / iterations, 1) for k, v in executed.most_common() if v} if iterations else {},
-    }
+    out = {"samples": samples, "share_pct": round(100 * samples / total, 1) if total else 0.0,
+           "reasons_pct": pct(reasons), "at_pct": pct(classes)}
+    if loop:
+        iterations = number(rows[members[0]][EXECUTED]) if members else 0.0
+        out["iterations"] = iterations
+        out["per_iteration"] = ({k: round(v / iterations, 1) for k, v in executed.most_common() if v}
+                                if iterations else {})
+    return out
 
 
 def kernel_wide(path: Path) -> dict | None:
@@ -176,9 +177,7 @@ def analyse(path: Path) -> dict:
         out["roles"][name] = {"first": rows[span[0]]["Address"], "last": rows[span[1]]["Address"],
                               **summarize(rows, members, total)}
     rest = [i for i in range(len(rows)) if i not in taken]
-    out["roles"]["rest"] = summarize(rows, rest, total)
-    out["roles"]["rest"].pop("per_iteration")
-    out["roles"]["rest"].pop("iterations")
+    out["roles"]["rest"] = summarize(rows, rest, total, loop=False)
     return out
 
 
