@@ -12,14 +12,16 @@ The kernel is timed with timing-only `debug_skip` bits (Sm90Config: wrong result
 kernel as it is, is checked against the reference, outputs NaN-poisoned first) in CUDA-graph replay over INPUTS
 (default 6) inputs, all variants interleaved, median of REPS replays:
 
-    as is (0) | no S decode (1): the kernel without the decoder warps' decode (their hand-offs kept) | no decode (3):
-    the wgmmas, loads, barriers, epilogue | no wgmma (32): both decodes, the consumers' kept alive by a sink |
-    S decode only (34): the decoder warps' | skeleton (35): loads, barriers, epilogue
+    as is (0) | no S decode (1): the kernel without the decoder warps' decode (their hand-offs kept) |
+    no R scales (64): the consumers' scales a constant, not loaded and converted | no decode (3): the wgmmas, loads,
+    barriers, epilogue | no wgmma (32): both decodes, the consumers' kept alive by a sink | S decode only (34): the
+    decoder warps' | skeleton (35): loads, barriers, epilogue
 
 Parts: mma = (3) - (35), R decode = (32) - (34) (the consumers' decode into wgmma registers), S decode = (34) - (35)
 (the decoder warps' into shared memory); hidden = 1 - ((0) - (3)) / ((32) - (35)), the share of the decodes'
 own time that the kernel as it is hides under its wgmmas (1: fully, 0: they add up); S in call = (0) - (1), what the
-S decode adds to the kernel as it is (the most an S side decoded elsewhere could save). With --shape, one row: the
+S decode adds to the kernel as it is (the most an S side decoded elsewhere could save); R scales = (0) - (64), what the
+consumers' scale loads and conversions add (the most scales converted elsewhere could save). With --shape, one row: the
 config of PROBLEM (gemm or dual_gemm) as it is on M x N x K (K default 7168; any roles: with swap_ab the S tile
 holds rows of B). With --json, rows already in that file for the same config are kept (one process per height: a
 crash of one does not lose the others). --plot draws a heights file: the kernel as it is beside what it would take
@@ -37,7 +39,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-VARIANTS = {0: "as is", 1: "no S decode", 3: "no decode", 32: "no wgmma", 34: "S decode only", 35: "skeleton"}
+VARIANTS = {0: "as is", 1: "no S decode", 64: "no R scales", 3: "no decode", 32: "no wgmma", 34: "S decode only",
+            35: "skeleton"}
 N, K = 3072, 7168
 
 
@@ -85,7 +88,8 @@ def parts(us: dict) -> dict:
     return {"mma": us["no decode"] - us["skeleton"], "R decode": us["no wgmma"] - us["S decode only"],
             "S decode": us["S decode only"] - us["skeleton"],
             "hidden": 1 - (us["as is"] - us["no decode"]) / decodes if decodes > 0 else float("nan"),
-            "S in call": us["as is"] - us["no S decode"] if "no S decode" in us else float("nan")}
+            "S in call": us["as is"] - us["no S decode"] if "no S decode" in us else float("nan"),
+            "R scales": us["as is"] - us["no R scales"] if "no R scales" in us else float("nan")}
 
 
 def report(doc: dict) -> str:
@@ -93,13 +97,13 @@ def report(doc: dict) -> str:
              f"{doc.get('problem', 'dual_gemm')}, {doc['config']}, graph replay over {doc['inputs']} inputs, "
              f"median of {doc['reps']}, us",
              "R      M     N      K  " + "".join(f"{v:>15}" for v in VARIANTS.values())
-             + f"{'mma':>8}{'R decode':>10}{'S decode':>10}{'hidden':>8}{'S in call':>10}"]
+             + f"{'mma':>8}{'R decode':>10}{'S decode':>10}{'hidden':>8}{'S in call':>10}{'R scales':>10}"]
     for rows, us in doc["us"].items():
         p = parts(us)
         lines.append(f"{rows:>3}{us['m']:>6}{us.get('n', doc['n']):>6}{us.get('k', doc['k']):>7}  "
-                     + "".join(f"{us.get(v, float('nan')):15.2f}" for v in VARIANTS.values())  # older runs: no (1)
+                     + "".join(f"{us.get(v, float('nan')):15.2f}" for v in VARIANTS.values())  # older: no (1), (64)
                      + f"{p['mma']:8.2f}{p['R decode']:10.2f}{p['S decode']:10.2f}{p['hidden']:8.2f}"
-                     + f"{p['S in call']:10.2f}")
+                     + f"{p['S in call']:10.2f}{p['R scales']:10.2f}")
     return "\n".join(lines)
 
 

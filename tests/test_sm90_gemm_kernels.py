@@ -99,6 +99,21 @@ def test_timing_bit_without_wgmmas_keeps_the_consumers_decode(dump_root):
     assert "HGMMA.64x104x16" in plain and "HGMMA.64x104x16" not in bare
 
 
+def test_timing_bit_without_r_scales_leaves_out_only_the_consumers_scale_handling(dump_root):
+    """debug_skip bit 6 (lab/decode_overlap.py's "no R scales") must leave out the consumers' scale loads and
+    conversions and nothing else: per K tile one conversion and one x2^6 multiply per 32-K chunk (8 of the 72 of
+    each), the scale rows' 64-bit loads; the decode's conversions and every wgmma stay."""
+    _, cmod, _, cls, _, _ = parts("gemm")
+    plain = C.sass_of(C.artifacts(cls, cmod.SM90_M64_WIDE, dump_root)[1])[0]
+    bare = C.sass_of(C.artifacts(cls, replace(cmod.SM90_M64_WIDE, debug_skip=64), dump_root)[1])[0]
+    count = {op: [len(re.findall(op, text)) for text in (plain, bare)]
+             for op in (r"F2FP\.F16\.E4M3", r"HMUL2", r"HGMMA\.64x64x16", r"LDS\.64")}
+    assert count[r"HGMMA\.64x64x16"][0] == count[r"HGMMA\.64x64x16"][1] > 0, count
+    for op in (r"F2FP\.F16\.E4M3", r"HMUL2"):  # the decoders' and the consumers' decode stay
+        assert 0 < count[op][0] - count[op][1] <= count[op][0] // 8, count
+    assert count[r"LDS\.64"][0] > 0 == count[r"LDS\.64"][1], count
+
+
 def test_epilogues_store_pairs_of_columns_as_words(dump_root):
     """In the swapped roles a split CTA's half goes out in 4-byte stores (two adjacent columns of C), with
     2-byte stores only as the fallback (odd N, the S side's end): one word per column pair, two halves in its

@@ -107,7 +107,8 @@ class Sm90Config:
     a_batch: int = 1
     # wrong results, timing only: bit 0 = skip the A decode, bit 1 = the B decode, bit 2 = dealt K's hand-over,
     # bit 3 = the S decode of the second half of the rows, bit 4 = the R decode of each thread's second row,
-    # bit 5 = the consumers' wgmmas (their R decode kept, lab/decode_overlap.py)
+    # bit 5 = the consumers' wgmmas (their R decode kept, lab/decode_overlap.py), bit 6 = the consumers' scale loads
+    # and conversions (a constant scale instead)
     debug_skip: int = 0
     splits: int = 1
     swap_ab: bool = False
