@@ -877,6 +877,10 @@ class Sm90BlockScaledGemm:
         ptxas close a wgmma group at each branch and drain the pipeline) decoded into registers round by
         round and multiplied with the decoded S ring. Returns the pipeline states, advanced."""
         ns, nr, skip = self.ns, live_r, self.cfg.debug_skip  # nr: the R operands this tile multiplies
+        # where a K tile's 4 sub-tiles never wrap around the decoded ring, their slots are the K tile's first
+        # slot plus 0..3 and the ring state advances once per K tile (4 advances of two states per K tile
+        # were ~30 of a consumer warp's ~450 instructions, uniform-datapath index and phase updates)
+        by_tile = self.a_slots % 4 == 0
         r4_base, r4_stage, r4_bytes = at.r4_base, at.r4_stage, at.r4_bytes
         sfr_base, sfr_stage, sfr_bytes = at.sfr_base, at.sfr_stage, at.sfr_bytes
         row0, c, sw, sf_sel = thread
@@ -909,6 +913,7 @@ class Sm90BlockScaledGemm:
 
             words = load_words(r_stage, 0)
             for sub in cutlass.range_constexpr(4):
+                a_sub = self._ring_slot(a_state, sub) if by_tile else a_state  # the decoded sub-tile's slot
                 if cutlass.const_expr(sub % 2 == 0 and not skip & 64):
                     sf_words = []
                     for r in cutlass.range_constexpr(0 if skip & 2 else nr):
@@ -944,7 +949,7 @@ class Sm90BlockScaledGemm:
                     if cutlass.const_expr(q == 0):
                         # only the wgmma reads the decoded sub-tile: the round's B decode above does
                         # not wait for it (waiting before the decode was up to 4 % slower, results/TUNING.md)
-                        waited_s = self._timed(waited_s, lambda: a16_pipe.consumer_wait(a_state))
+                        waited_s = self._timed(waited_s, lambda s=a_sub: a16_pipe.consumer_wait(s))
                         if cutlass.const_expr(sub == 0):
                             self._stamp("s_ready_first", (kt == 0) & first)
                     warpgroup.fence()
@@ -952,7 +957,7 @@ class Sm90BlockScaledGemm:
                         for s in cutlass.range_constexpr(ns):
                             for kb in cutlass.range_constexpr(2 * cw32):
                                 cute.gemm(tiled_mma, accs[r * ns + s], frags[r][rs][(None, None, kb)],
-                                          tCrS[(None, None, 2 * cw32 * q + kb, a_state.index * ns + s)],
+                                          tCrS[(None, None, 2 * cw32 * q + kb, a_sub.index * ns + s)],
                                           accs[r * ns + s])
                     warpgroup.commit_group()
                     # at most one round in flight: the other fragment slot and every earlier
@@ -968,19 +973,34 @@ class Sm90BlockScaledGemm:
                         waited_mma = self._timed(waited_mma, lambda: warpgroup.wait_group(self.cfg.wgmma_depth))
                     if q == 0:
                         if sub > 0:
-                            a16_pipe.consumer_release(a_rel)
-                            a_rel.advance()
+                            if cutlass.const_expr(by_tile):
+                                a16_pipe.consumer_release(self._ring_slot(a_state, sub - 1))
+                            else:
+                                a16_pipe.consumer_release(a_rel)
+                                a_rel.advance()
                         else:
                             if kt > 0:
                                 a16_pipe.consumer_release(a_rel)
-                                a_rel.advance()
-                a_state.advance()
+                                if cutlass.const_expr(not by_tile):
+                                    a_rel.advance()
+                if cutlass.const_expr(not by_tile):
+                    a_state.advance()
+            if cutlass.const_expr(by_tile):
+                a_rel = self._ring_slot(a_state, 3)  # released after the next K tile's first round, or the loop
+                a_state.advance(4)
             ldb_pipe.consumer_release(ld_state)
             ld_state.advance()
         if cutlass.const_expr(skip & 32):
             store_if_equal(sink, 0x7F123457)
         self._stamp_values("consumer_waits", first, waited_r, waited_s, waited_mma)
         return ld_state, a_state, a_rel
+
+    def _ring_slot(self, state, j: int):
+        """The decoded ring's state j slots after `state`, for a j that does not wrap around the ring (a K tile's
+        sub-tiles where a_slots % 4 == 0): the same phase, no index test."""
+        if j == 0:
+            return state
+        return pipeline.PipelineState(self.a_slots, state.count + j, state.index + j, state.phase)
 
     def _tma_part(self, op, s_vals, s_sf, rows, bid, k_tiles, descs):
         """TMA partitions of one operand's (packed values, scales): its CTA tile of `rows` rows, every K
