@@ -878,8 +878,9 @@ class Sm90BlockScaledGemm:
         round and multiplied with the decoded S ring. Returns the pipeline states, advanced."""
         ns, nr, skip = self.ns, live_r, self.cfg.debug_skip  # nr: the R operands this tile multiplies
         # where a K tile's 4 sub-tiles never wrap around the decoded ring, their slots are the K tile's first
-        # slot plus 0..3 and the ring state advances once per K tile (4 advances of two states per K tile
-        # were ~30 of a consumer warp's ~450 instructions, uniform-datapath index and phase updates)
+        # slot plus 0..3 and the ring state advances once per K tile: m64_wide's consumer K tile took 404
+        # instructions instead of 446, whose 8 state advances (index, wrap test, phase) and the address
+        # arithmetic of their indices made the difference (results/README.md, fifteenth session)
         by_tile = self.a_slots % 4 == 0
         r4_base, r4_stage, r4_bytes = at.r4_base, at.r4_stage, at.r4_bytes
         sfr_base, sfr_stage, sfr_bytes = at.sfr_base, at.sfr_stage, at.sfr_bytes
