@@ -64,6 +64,13 @@ class DecodedRing:
     def full_barrier(self, index):
         return self.full + index * MBAR_BYTES
 
+    def slot_after(self, state, j: int):
+        """The state j slots after `state`, for a j that does not take it around the ring (a K tile's sub-tiles where
+        the slots are a multiple of 4): the same phase, no index test."""
+        if j == 0:
+            return state
+        return pipeline.PipelineState(self.slots, state.count + j, state.index + j, state.phase)
+
     def producer_acquire(self, state):
         self.pipe.producer_acquire(state)
 

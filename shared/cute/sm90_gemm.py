@@ -914,7 +914,7 @@ class Sm90BlockScaledGemm:
 
             words = load_words(r_stage, 0)
             for sub in cutlass.range_constexpr(4):
-                a_sub = self._ring_slot(a_state, sub) if by_tile else a_state  # the decoded sub-tile's slot
+                a_sub = a16_pipe.slot_after(a_state, sub) if by_tile else a_state  # the decoded sub-tile's slot
                 if cutlass.const_expr(sub % 2 == 0 and not skip & 64):
                     sf_words = []
                     for r in cutlass.range_constexpr(0 if skip & 2 else nr):
@@ -975,7 +975,7 @@ class Sm90BlockScaledGemm:
                     if q == 0:
                         if sub > 0:
                             if cutlass.const_expr(by_tile):
-                                a16_pipe.consumer_release(self._ring_slot(a_state, sub - 1))
+                                a16_pipe.consumer_release(a16_pipe.slot_after(a_state, sub - 1))
                             else:
                                 a16_pipe.consumer_release(a_rel)
                                 a_rel.advance()
@@ -987,7 +987,7 @@ class Sm90BlockScaledGemm:
                 if cutlass.const_expr(not by_tile):
                     a_state.advance()
             if cutlass.const_expr(by_tile):
-                a_rel = self._ring_slot(a_state, 3)  # released after the next K tile's first round, or the loop
+                a_rel = a16_pipe.slot_after(a_state, 3)  # released after the next K tile's first round, or the loop
                 a_state.advance(4)
             ldb_pipe.consumer_release(ld_state)
             ld_state.advance()
@@ -995,13 +995,6 @@ class Sm90BlockScaledGemm:
             store_if_equal(sink, 0x7F123457)
         self._stamp_values("consumer_waits", first, waited_r, waited_s, waited_mma)
         return ld_state, a_state, a_rel
-
-    def _ring_slot(self, state, j: int):
-        """The decoded ring's state j slots after `state`, for a j that does not wrap around the ring (a K tile's
-        sub-tiles where a_slots % 4 == 0): the same phase, no index test."""
-        if j == 0:
-            return state
-        return pipeline.PipelineState(self.a_slots, state.count + j, state.index + j, state.phase)
 
     def _tma_part(self, op, s_vals, s_sf, rows, bid, k_tiles, descs):
         """TMA partitions of one operand's (packed values, scales): its CTA tile of `rows` rows, every K
