@@ -101,17 +101,33 @@ def test_timing_bit_without_wgmmas_keeps_the_consumers_decode(dump_root):
 
 def test_timing_bit_without_r_scales_leaves_out_only_the_consumers_scale_handling(dump_root):
     """debug_skip bit 6 (lab/decode_overlap.py's "no R scales") must leave out the consumers' scale loads and
-    conversions and nothing else: per K tile one conversion and one x2^6 multiply per 32-K chunk (8 of the 72 of
-    each), the scale rows' 64-bit loads; the decode's conversions and every wgmma stay."""
+    conversions and nothing else: per K tile one byte permute and one conversion per 32-K chunk (the R decode
+    takes the scales as converted, Sm90Config.decode_bits), the scale rows' 64-bit loads; the decodes'
+    multiplies and every wgmma stay."""
+    from shared.cute.sm90_config import K_TILE
+
     _, cmod, _, cls, _, _ = parts("gemm")
+    assert cmod.SM90_M64_WIDE.decode_bits & 1
     plain = C.sass_of(C.artifacts(cls, cmod.SM90_M64_WIDE, dump_root)[1])[0]
     bare = C.sass_of(C.artifacts(cls, replace(cmod.SM90_M64_WIDE, debug_skip=64), dump_root)[1])[0]
     count = {op: [len(re.findall(op, text)) for text in (plain, bare)]
-             for op in (r"F2FP\.F16\.E4M3", r"HMUL2", r"HGMMA\.64x64x16", r"LDS\.64")}
-    assert count[r"HGMMA\.64x64x16"][0] == count[r"HGMMA\.64x64x16"][1] > 0, count
-    for op in (r"F2FP\.F16\.E4M3", r"HMUL2"):  # the decoders' and the consumers' decode stay
-        assert 0 < count[op][0] - count[op][1] <= count[op][0] // 8, count
+             for op in (r"F2FP\.F16\.E4M3", r"PRMT", r"HMUL2", r"HGMMA\.64x64x16", r"LDS\.64")}
+    for op in (r"HGMMA\.64x64x16", r"HMUL2"):
+        assert count[op][0] == count[op][1] > 0, count
+    for op in (r"F2FP\.F16\.E4M3", r"PRMT"):  # the decoders' conversions and the R decode's permutes stay
+        assert count[op][0] - count[op][1] == K_TILE // 32 and count[op][1] > 0, count
     assert count[r"LDS\.64"][0] > 0 == count[r"LDS\.64"][1], count
+
+
+def test_decode_routes_leave_the_conversion_unit_to_the_scales(dump_root):
+    """Sm90Config.decode_bits: a side decoded through fp16 bit patterns converts only its scales (one F2FP per
+    two), and its words with byte permutes instead; the default decodes R that way and S through E4M3 bytes."""
+    _, cmod, _, cls, _, _ = parts("gemm")
+    f2fp = {bits: len(re.findall(r"F2FP\.F16\.E4M3", C.sass_of(C.artifacts(
+        cls, replace(cmod.SM90_M64_WIDE, decode_bits=bits), dump_root)[1])[0])) for bits in range(4)}
+    # per K tile the consumers convert 16 words (4 pairs each) and 8 scale pairs of their two rows
+    assert f2fp[0] - f2fp[1] == f2fp[2] - f2fp[3] == 16 * 4, f2fp
+    assert f2fp[0] > f2fp[2] > f2fp[3] > 0, f2fp  # the decoders' words go too, not their scales
 
 
 def test_epilogues_store_pairs_of_columns_as_words(dump_root):
@@ -260,6 +276,38 @@ def test_e4m3_route_decode_is_exact_for_every_code_and_scale():
     prod = np.multiply.outer(values, scales)
     assert np.array_equal(prod.astype(np.float16).astype(np.float64), prod)
     assert np.abs(prod[prod != 0]).min() >= 2.0**-14  # normal fp16: no subnormal rounding either
+
+
+def test_bits_route_decode_is_exact_for_every_code_and_scale():
+    """decode_e2m1x8_f16_bits: its bit operations (modelled in Python) give every code of every nibble position
+    the high byte of an fp16 worth e2m1 * 2^-14, in the kernel's pair order (a byte permute per pair, low
+    half first); times every finite E4M3 scale * 2^k for k = 0 (R) and 7 (S; fp4_decode.SCALE_POW2) the
+    product is an fp16, normal or subnormal, exactly."""
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    import numpy as np
+
+    from shared.cute.fp4_decode import PAIR_NIBBLES, SCALE_POW2, f16_bytes_of_codes
+    from shared.nvfp4 import decode_e2m1
+
+    rng = np.random.default_rng(8)
+    words = [c * 0x11111111 for c in range(16)] + [int(x) for x in rng.integers(0, 2**32, 4096, dtype=np.uint64)]
+    for w in words:
+        low, high = f16_bytes_of_codes(w)
+        got_bytes = [(low >> 8 * i) & 0xFF for i in range(4)] + [(high >> 8 * i) & 0xFF for i in range(4)]
+        halves = np.array([b << 8 for b in got_bytes], dtype=np.uint16).view(np.float16).astype(np.float64)
+        codes = torch.tensor([(w >> 4 * i) & 0xF for i in range(8)], dtype=torch.uint8)
+        want = decode_e2m1(codes).double().numpy()
+        for p in range(4):
+            n_lo, n_hi = PAIR_NIBBLES[p]
+            assert halves[2 * p] * 2**14 == want[n_lo] and halves[2 * p + 1] * 2**14 == want[n_hi], (hex(w), p)
+    values = decode_e2m1(torch.arange(16, dtype=torch.uint8)).double().numpy() * 2.0**-14
+    e4m3 = np.arange(256, dtype=np.uint8).view(ml_dtypes.float8_e4m3fn).astype(np.float64)
+    scales = e4m3[np.isfinite(e4m3) & (e4m3 > 0)]
+    for k in (SCALE_POW2["r"], SCALE_POW2["s"]):
+        assert scales.max() * 2**k < 65504
+        prod = np.multiply.outer(values, scales * 2**k)
+        assert np.array_equal(prod.astype(np.float16).astype(np.float64), prod), k
+        assert np.abs(prod[prod != 0]).min() >= 2.0**-24
 
 
 @pytest.mark.parametrize("rows_d,n_dwg,a_batch,blocked,share",
@@ -498,6 +546,53 @@ def test_partial_s_tiles_match_reference(problem, name, shape, generator):
     config = getattr(cmod, name)
     assert cls.can_implement(*shape, config) and shape[0 if not config.swap_ab else 1] % config.smem_rows
     C.run_and_check(problem, lambda data: kmod.run(data, config), shape, generator, guard=256 * max(shape[:2]))
+
+
+def e4m3_scales_between(like: torch.Tensor, lo: int, hi: int) -> torch.Tensor:
+    """Random E4M3 scales shaped as `like` ([rows, K/16, L]) with exponent fields lo..hi, any mantissa, no NaN."""
+    exp = torch.randint(lo, hi + 1, like.shape, dtype=torch.uint8, device=like.device)
+    bits = (exp << 3) | torch.randint(0, 8, like.shape, dtype=torch.uint8, device=like.device)
+    return torch.where(bits == 0x7F, 0x7E, bits).view(torch.float8_e4m3fn)
+
+
+@pytest.mark.sm90
+@pytest.mark.parametrize("problem,name,extremes", [("gemm", "SM90_M64_WIDE", True),
+                                                   ("gemm", "SM90_M64_WIDE_SPLIT2", True),
+                                                   ("gemm", "SM90_M128_SWAP_SPLIT2", True),
+                                                   ("dual_gemm", "SM90_WIDE_SPLIT2", False)])
+def test_decode_routes_give_the_same_outputs_bit_for_bit(problem, name, extremes):
+    """Sm90Config.decode_bits: every combination of the two decodes per side (fp16 bit patterns or E4M3 bytes)
+    feeds the tensor cores the same products up to powers of two and must give the same C, bit for bit, and
+    the reference's. With `extremes` the scales of one side are the largest E4M3 values (64..448) and the
+    other's the smallest (2^-9.., subnormals: R values down to 2^-24), then the other way round; else the
+    stress generator's."""
+    from shared import generators as G
+
+    kmod, cmod, _, cls, num_b, _ = parts(problem)
+    ref = load_problem(problem).reference
+    shape = next(s for s in EVERY_CONFIG_SHAPES if cls.can_implement(*s, getattr(cmod, name)))
+    m, n, k, l = shape
+    base = ref.generate_stress_input(m=m, n=n, k=k, l=l, seed=2024, device="cuda")
+    ranges = [((13, 15), (0, 1)), ((0, 1), (13, 15))] if extremes else [None]
+    for r in ranges:
+        data = list(base)
+        if r is not None:
+            torch.manual_seed(77)
+            ns = 1 + num_b  # scale tensors: A's, then each B's; their permuted copies after them
+            for j in range(ns):
+                plain = e4m3_scales_between(data[1 + num_b + j], *(r[0] if j == 0 else r[1]))
+                data[1 + num_b + j], data[1 + num_b + ns + j] = plain, G.permuted_with_filler(plain, (0, 4))
+        want = ref.ref_kernel(tuple(t.clone() for t in data))
+        outs = []
+        for bits in range(4):
+            d = [t.clone() for t in data]
+            d[-1].fill_(float("nan"))
+            outs.append(kmod.run(tuple(d), replace(getattr(cmod, name), decode_bits=bits)).clone())
+        torch.cuda.synchronize()
+        ok, msg = check_tensor(outs[0], want, 1e-3, 1e-3)
+        assert ok, msg
+        for bits in range(1, 4):
+            assert torch.equal(outs[bits], outs[0]), (r, bits)
 
 
 @pytest.mark.sm90

@@ -30,7 +30,7 @@ class DualGemmSm90(Sm90BlockScaledGemm):
 
     @cute.jit
     def epilogue_value(self, accs, i):
-        return fast_silu_mul(accs[0][i], accs[1][i])
+        return fast_silu_mul(self.acc(accs, 0, i), self.acc(accs, 1, i))
 
 
 def prepare(data, config: Sm90Config):

@@ -25,7 +25,7 @@ class GemmSm90(Sm90BlockScaledGemm):
 
     @cute.jit
     def epilogue_value(self, accs, i):
-        return accs[0][i]
+        return self.acc(accs, 0, i)
 
 
 def prepare(data, config: Sm90Config):

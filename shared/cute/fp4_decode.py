@@ -22,6 +22,9 @@ accumulator of 8 of them per lane is still exact (|sum| <= 288 needs 11 signific
 FP4 decode to fp16 on sm_90 for wgmma (the GEMMs, sm90_gemm.py): `decode_e2m1x8_f16` moves every
 code into an E4M3 byte whose value is exactly e2m1 * 2^-6 and converts pairs with Hopper's
 cvt.rn.f16x2.e4m3x2; one fp16 multiply by scale * 2^6 gives e2m1 * scale, exact in normal fp16.
+`decode_e2m1x8_f16_bits` builds the fp16 bit patterns themselves (worth e2m1 * 2^-14) with the same
+number of bit operations and a byte permute per pair instead of a conversion; its scale needs no
+multiply by a power of two, which the caller's fp32 sums take out instead.
 """
 
 from __future__ import annotations
@@ -143,22 +146,31 @@ def f16x2_sum_f32(h, *, loc=None, ip=None) -> Float32:
 # ---------------------------------------------------------------------------------------------
 # f16 path on sm_90 (no E2M1 conversion): through E4M3, for the GEMMs (sm90_gemm.py)
 # ---------------------------------------------------------------------------------------------
-# 2^6 in both fp16 halves: folded into every scale, it undoes the 2^-6 of the decoded codes.
-_F16X2_2POW6 = "0x54005400"
+# The power of two folded into every scale of a decode (sm90_gemm.py): "e4m3" undoes the 2^-6 of the codes
+# decoded through E4M3 bytes (decode_e2m1x8_f16); the codes decoded through fp16 bit patterns
+# (decode_e2m1x8_f16_bits) are worth e2m1 * 2^-14, and the kernel's fp32 sums take out what is left: none of
+# it on the consumers' R side ("r": the scale as converted, no multiply), 2^-7 on the decoders' S side ("s":
+# 448 * 2^7, the largest E4M3 scale, still inside fp16), so that a product of two is never below 2^-41 (fp32 sums).
+SCALE_POW2 = {"e4m3": 6, "r": 0, "s": 7}
+
+
+def f16x2_pow2(e: int) -> int:
+    """2^e in both halves of an f16x2 word (0 <= e <= 15)."""
+    return ((15 + e) << 10) * 0x10001
 
 
 @dsl_user_op
-def e4m3x2_to_f16x2_pair(two: Int32, *, loc=None, ip=None):
-    """Two E4M3 scales (bytes 0 and 1) -> (scale 0 * 2^6 twice, scale 1 * 2^6 twice) as f16x2. One
-    conversion and one multiply serve both scales; the two broadcasts become half selectors
-    (.H0_H0 / .H1_H1) of the decode's multiplies, not instructions (SASS checked in the tests)."""
+def e4m3x2_to_f16x2_pair(two: Int32, pow2: int = 6, *, loc=None, ip=None):
+    """Two E4M3 scales (bytes 0 and 1) -> (scale 0 * 2^pow2 twice, scale 1 * 2^pow2 twice) as f16x2.
+    One conversion and one multiply (none for pow2 = 0) serve both scales; the two broadcasts become half
+    selectors (.H0_H0 / .H1_H1) of the decode's multiplies, not instructions (SASS checked in the tests)."""
+    times = f"mov.b32 k, {f16x2_pow2(pow2):#010x};\n\tmul.rn.f16x2 t, t, k;\n\t" if pow2 else ""
     res = asm(
         struct(2), [i32(two, loc, ip)],
         "{.reg .b32 t, k; .reg .b16 lo, hi, s0, s1;\n\t"
         "mov.b32 {lo, hi}, $2;\n\t"
         "cvt.rn.f16x2.e4m3x2 t, lo;\n\t"
-        f"mov.b32 k, {_F16X2_2POW6};\n\t"
-        "mul.rn.f16x2 t, t, k;\n\t"
+        f"{times}"
         "mov.b32 {s0, s1}, t;\n\t"
         "mov.b32 $0, {s0, s0};\n\t"
         "mov.b32 $1, {s1, s1};}",
@@ -194,6 +206,45 @@ def decode_e2m1x8_f16(word: Int32, scale: Int32, *, loc=None, ip=None):
     ]
     body += [f"cvt.rn.f16x2.e4m3x2 f{j}, h{j};" for j in range(4)]  # = e2m1 * 2^-6, exact
     body += [f"mul.rn.f16x2 ${j}, f{j}, $5;" for j in range(4)]  # = e2m1 * scale, exact
+    body.append("}")
+    res = asm(struct(4), [i32(word, loc, ip), i32(scale, loc, ip)], "\n\t".join(body),
+               "=r,=r,=r,=r,r,r", False, loc, ip)
+    return unpack(res, 4, T.i32(), Int32, loc, ip)
+
+
+def f16_bytes_of_codes(w: int) -> tuple[int, int]:
+    """The bit operations of decode_e2m1x8_f16_bits on a 32-bit word, in Python (for tests): the high
+    bytes of the fp16 patterns of nibbles 0, 2, 4, 6 and of nibbles 1, 3, 5, 7, each as a 32-bit word."""
+    low = ((w << 4) & 0x80808080) | ((w << 1) & 0x0E0E0E0E)
+    high = (w & 0x80808080) | ((w >> 3) & 0x0E0E0E0E)
+    return low, high
+
+
+@dsl_user_op
+def decode_e2m1x8_f16_bits(word: Int32, scale: Int32, *, loc=None, ip=None):
+    """decode_e2m1x8_f16 without the conversion unit: 8 E2M1 codes (one 32-bit word) times an f16x2
+    scale (scale * 2^k) -> 4 f16x2 pairs of e2m1 * scale * 2^(k - 14) (exact), pair p holding nibbles
+    PAIR_NIBBLES[p].
+
+    A code s e1 e0 m laid into an fp16 as sign bit 15, exponent bits 11..10 and mantissa bit 9 is
+    exactly e2m1 * 2^-14 (e = 0 gives the fp16 subnormals 0 and 2^-15, as E2M1's 0 and 0.5), and those
+    bits all lie in the fp16's high byte: the bit operations build that byte for 4 codes at once, and
+    one byte permute per pair puts two of them above zero low bytes. Exact: e2m1 * scale is an integer
+    times 2^-10 with at most 6 significant bits, so for 0 <= k <= 7 (448 * 2^7 < 65504) the product is
+    an fp16, normal or subnormal, at least 2^-24; the caller takes the 2^(k - 14) out of its fp32 sums."""
+    body = [
+        "{.reg .b32 lo, hi, t, z;",
+        # f16_bytes_of_codes, low nibbles: signs (bit 3) -> bit 7, exponent and mantissa (bits 0..2) -> bits 1..3
+        "shl.b32 t, $4, 4;", "and.b32 t, t, 0x80808080;",
+        "shl.b32 lo, $4, 1;", "and.b32 lo, lo, 0x0E0E0E0E;", "or.b32 lo, lo, t;",
+        # high nibbles: signs already at bit 7, bits 4..6 -> bits 1..3
+        "shr.u32 t, $4, 3;", "and.b32 t, t, 0x0E0E0E0E;",
+        "and.b32 hi, $4, 0x80808080;", "or.b32 hi, hi, t;",
+        "mov.b32 z, 0;",
+    ]
+    # bytes (0, 1) and (2, 3) of each word as the high bytes of an f16x2 (= e2m1 * 2^-14), times the scale
+    pairs = [("lo", "0x1404"), ("lo", "0x3424"), ("hi", "0x1404"), ("hi", "0x3424")]
+    body += [f"prmt.b32 t, {src}, z, {sel}; mul.rn.f16x2 ${j}, t, $5;" for j, (src, sel) in enumerate(pairs)]
     body.append("}")
     res = asm(struct(4), [i32(word, loc, ip), i32(scale, loc, ip)], "\n\t".join(body),
                "=r,=r,=r,=r,r,r", False, loc, ip)

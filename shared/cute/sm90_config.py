@@ -88,6 +88,10 @@ class Sm90Config:
     rings) with st.async, each CTA waiting on its own transaction barrier for the other's half, instead of two
     cluster barriers that every thread of both CTAs meets (and the operand buffers as the destination). Needs
     splits == 2 and one output tile per CTA (not the grouped GEMM's tile lists).
+    decode_bits: which sides decode E2M1 through fp16 bit patterns and a byte permute (fp4_decode.py,
+    decode_e2m1x8_f16_bits) instead of E4M3 bytes and the conversion unit: bit 0 the consumers' R fragments,
+    bit 1 the decoders' S tiles. Such values lack a power of two (2^-14 on R, whose scales then need no multiply;
+    2^-7 on S) that the epilogue takes out of the fp32 sums; outputs are the same (both decodes are exact).
     timeline: timing probes only (lab/cta_timeline.py): the device address of a buffer of TIMELINE_STAMPS stamps of
     16 bytes per CTA, which the first thread of each role writes at fixed points of the call (%globaltimer,
     %clock, %smid; shared/cute/sm90_gemm.py, Sm90BlockScaledGemm.STAMPS). 0: none, and not one instruction more.
@@ -120,6 +124,7 @@ class Sm90Config:
     owned_rows: bool = False
     staged_epilogue: bool = False
     async_handover: bool = False
+    decode_bits: int = 1
     timeline: int = 0
 
     @property

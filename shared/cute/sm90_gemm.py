@@ -4,8 +4,10 @@ Hopper has no FP4 tensor cores, so both operands are decoded exactly to fp16 ins
 multiplied with fp16 wgmma into fp32 accumulators. Why fp16 and not bf16: an E2M1 value (2
 significant bits, 0.5..6) times an E4M3 scale (4 significant bits, 2^-9..448) needs at most 6
 significant bits and lies in [2^-10, 2688]: inside fp16's *normal* range, so fp16 holds it exactly
-(bf16 would too), and the decode below is shorter in fp16. The fp16 x fp16 products are exact in
-the fp32 accumulator. FP8 wgmma is not exact (an E2M1 x E4M3 product does not fit E4M3).
+(bf16 would too), and the decode below is shorter in fp16. Times a power of two down to 2^-14 (the
+decode through fp16 bit patterns, below) it is still an fp16, subnormal at worst. The fp16 x fp16
+products are exact in the fp32 accumulator. FP8 wgmma is not exact (an E2M1 x E4M3 product does
+not fit E4M3).
 
 Roles. Each product has an S side, decoded once per CTA by decoder warps into a 128B-swizzled fp16
 K-major shared-memory ring that every consumer warpgroup reads (the wgmma B operand), and an R side,
@@ -54,8 +56,12 @@ holding nibbles PAIR_NIBBLES[p] = (0, 2), (4, 6), (1, 3), (5, 7), and pair p lan
 columns 2c, 2c+1, 2c+8, 2c+9) and a decoder thread turn one 16-byte load into four 16-byte stores;
 both operands use the same decode, so they agree on the order.
 
-Decode of one word (8 codes at once): `decode_e2m1x8_f16` in fp4_decode.py, the E4M3 route (exact,
-about 15 instructions per 8 values).
+Decode of one word (8 codes at once; fp4_decode.py, exact, 15 instructions per 8 values): on the
+S side `decode_e2m1x8_f16`, E4M3 bytes converted to f16x2 and multiplied by scale * 2^6; on the R
+side (Sm90Config.decode_bits) `decode_e2m1x8_f16_bits`, fp16 bit patterns worth e2m1 * 2^-14 put in
+place by byte permutes instead of conversions, times the scale as converted (one multiply fewer per
+two scales); the epilogue multiplies the fp32 sums by 2^14 (`acc`). The same products up to powers
+of two, so the same C bit for bit (tested); measured in results/TUNING.md.
 
 Host side: the config is sm90_config.py (free of the DSL); the checks, the compile cache and the
 launch are the host layer's (sm90_host.py). Roles as methods: `producer`, `decoders`, `consumers`.
@@ -120,7 +126,13 @@ from cutlass.cute.nvgpu import cpasync, warpgroup
 
 from shared.cute import launch_queue
 from shared.cute.cluster_reduce import add_partial, cluster_handshake, send_partial
-from shared.cute.fp4_decode import decode_e2m1x8_f16, e4m3x2_to_f16x2_pair
+from shared.cute.fp4_decode import (
+    SCALE_POW2,
+    decode_e2m1x8_f16,
+    decode_e2m1x8_f16_bits,
+    e4m3x2_to_f16x2_pair,
+    f16x2_pow2,
+)
 from shared.cute.ptx import (
     clock32,
     ld_shared_u16,
@@ -257,6 +269,9 @@ class Sm90BlockScaledGemm:
         self.a_slots = config.a_slots
         self.ns, self.nr = config.operands(self.num_b)
         self.unit_cols = 2 * config.a_batch  # decoder units per row, S operand and batch (a power of two)
+        # the power of two that the sums of products lack (acc): 2^-14 on R values, 2^-7 on S values decoded
+        # through fp16 bit patterns (fp4_decode.SCALE_POW2)
+        self.sum_pow2 = sum(14 - SCALE_POW2[side] for side, bit in (("r", 1), ("s", 2)) if config.decode_bits & bit)
 
     @staticmethod
     def can_implement(m: int, n: int, k: int, l: int, config: Sm90Config) -> bool:
@@ -882,6 +897,7 @@ class Sm90BlockScaledGemm:
         # instructions instead of 446, whose 8 state advances (index, wrap test, phase) and the address
         # arithmetic of their indices made the difference (results/README.md, fifteenth session)
         by_tile = self.a_slots % 4 == 0
+        decode, pow2 = self._decoder("r", self.cfg.decode_bits & 1)
         r4_base, r4_stage, r4_bytes = at.r4_base, at.r4_stage, at.r4_bytes
         sfr_base, sfr_stage, sfr_bytes = at.sfr_base, at.sfr_stage, at.sfr_bytes
         row0, c, sw, sf_sel = thread
@@ -932,14 +948,14 @@ class Sm90BlockScaledGemm:
                         ch = cw32 * rnd + h
                         for r in cutlass.range_constexpr(0 if skip & 2 else nr):
                             w_lo, w_hi = cur[h][r]
-                            if cutlass.const_expr(skip & 64):  # timing only: scale 1 (x 2^6), nothing loaded
-                                s_lo = s_hi = Int32(0x54005400)
+                            if cutlass.const_expr(skip & 64):  # timing only: scale 1 (x 2^pow2), nothing loaded
+                                s_lo = s_hi = Int32(f16x2_pow2(pow2))
                             else:
                                 sf_lo, sf_hi = sf_words[r]
                                 s_lo, s_hi = e4m3x2_to_f16x2_pair(
-                                    prmt(sf_lo[(ch % 4) // 2], sf_hi[(ch % 4) // 2], sf_sel[ch % 2]))
-                            d_lo = decode_e2m1x8_f16(w_lo, s_lo)
-                            d_hi = d_lo if skip & 16 else decode_e2m1x8_f16(w_hi, s_hi)  # 16: timing only
+                                    prmt(sf_lo[(ch % 4) // 2], sf_hi[(ch % 4) // 2], sf_sel[ch % 2]), pow2)
+                            d_lo = decode(w_lo, s_lo)
+                            d_hi = d_lo if skip & 16 else decode(w_hi, s_hi)  # 16: timing only
                             f = frag_i32[r][rs]
                             # pair j -> k16 block 2h + j // 2 of the round, fragment columns +8 when j is odd
                             for j in cutlass.range_constexpr(4):
@@ -1174,11 +1190,16 @@ class Sm90BlockScaledGemm:
             st_shared_v4(half + sts_off[p], d[0][p], d[1][p], d[2][p], d[3][p])
 
     @staticmethod
-    def _decode_words(w, s01):
+    def _decoder(side: str, bits: int):
+        """(word decode, power of two of its scales) of side "r" or "s": through fp16 bit patterns where
+        `bits` (Sm90Config.decode_bits), else through E4M3 bytes."""
+        return (decode_e2m1x8_f16_bits, SCALE_POW2[side]) if bits else (decode_e2m1x8_f16, SCALE_POW2["e4m3"])
+
+    def _decode_words(self, w, s01):
         """A unit's 4 words of packed FP4 (32 K of one row) and its 2 scale bytes -> 4 x 4 f16x2 pairs."""
-        s0, s1 = e4m3x2_to_f16x2_pair(s01)
-        return [decode_e2m1x8_f16(w[0], s0), decode_e2m1x8_f16(w[1], s0),
-                decode_e2m1x8_f16(w[2], s1), decode_e2m1x8_f16(w[3], s1)]
+        decode, pow2 = self._decoder("s", self.cfg.decode_bits & 2)
+        s0, s1 = e4m3x2_to_f16x2_pair(s01, pow2)
+        return [decode(w[0], s0), decode(w[1], s0), decode(w[2], s1), decode(w[3], s1)]
 
     def _owned_addresses(self, row, c0, sw):
         """The thread constants of an owned row's decode (Sm90Config.owned_rows): the byte offsets in a
@@ -1227,6 +1248,14 @@ class Sm90BlockScaledGemm:
         for p in cutlass.range_constexpr(4):
             st_shared_v4(slot_at + pieces[p], d[0][p], d[1][p], d[2][p], d[3][p])
 
+    def acc(self, accs, b, i):
+        """Element i of accumulator b as a sum of products: the fp32 sums times the power of two that the
+        decodes through fp16 bit patterns leave out (Sm90Config.decode_bits; 1 otherwise). Applied where the
+        epilogue reads a sum: scaling the accumulators in place after the K loop made ptxas spill."""
+        if self.sum_pow2 == 0:
+            return accs[b][i]
+        return accs[b][i] * Float32(2.0 ** self.sum_pow2)
+
     @cute.jit
     def epilogue_value(self, accs, i):
-        return accs[0][i]
+        return self.acc(accs, 0, i)
