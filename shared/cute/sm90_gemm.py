@@ -642,6 +642,9 @@ class Sm90BlockScaledGemm:
             owner = dt < k * rows_d
             own_row = row_base + row_first
             own = self._owned_addresses(own_row, col_first, sw)
+        # as in the consumers (_mainloop): where a K tile's 4 sub-tiles never wrap around the decoded ring, their
+        # slots are the K tile's first slot plus 0..3 and the ring states advance once per K tile
+        by_tile = self.a_slots % 4 == 0
         ld_state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, self.cfg.a_ring)
         a_state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, self.a_slots)
         a_com = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, self.a_slots)
@@ -665,12 +668,18 @@ class Sm90BlockScaledGemm:
                 # (consecutive ring slots, wrapping around the ring)
                 nbat = self.cfg.a_batch
                 for h in cutlass.range_constexpr(4 // nbat):
-                    waited_slot = self._timed(waited_slot, lambda: a16_pipe.producer_acquire(a_state))
-                    slot0 = a_state.index
-                    a_state.advance()
-                    for _sub in cutlass.range_constexpr(nbat - 1):
+                    if cutlass.const_expr(by_tile):
+                        slot0 = a_state.index + h * nbat
+                        for j in cutlass.range_constexpr(nbat):
+                            free = a16_pipe.slot_after(a_state, h * nbat + j)
+                            waited_slot = self._timed(waited_slot, lambda s=free: a16_pipe.producer_acquire(s))
+                    else:
                         waited_slot = self._timed(waited_slot, lambda: a16_pipe.producer_acquire(a_state))
+                        slot0 = a_state.index
                         a_state.advance()
+                        for _sub in cutlass.range_constexpr(nbat - 1):
+                            waited_slot = self._timed(waited_slot, lambda: a16_pipe.producer_acquire(a_state))
+                            a_state.advance()
                     if cutlass.const_expr(self.cfg.owned_rows):
                         if owned:
                             # the thread's units of the batch: S operand op, chunk cols * h + k * i + its parity
@@ -704,14 +713,19 @@ class Sm90BlockScaledGemm:
                         # every decoder's rows stored before one thread copies them to the other CTA
                         cute.arch.barrier(barrier_id=2, number_of_threads=n_dec)
                     for _sub in cutlass.range_constexpr(nbat):
+                        com = a16_pipe.slot_after(a_com, h * nbat + _sub) if by_tile else a_com
                         if cutlass.const_expr(self.cfg.share_s):
                             if dt == 0:
-                                first = s16_base + a_com.index * ns * s16_sub + row_base * K_SUB * 2
-                                a16_pipe.send(a_com, [(first + op * s16_sub, sent) for op in range(ns)], incoming)
-                        a16_pipe.producer_commit(a_com)
-                        a_com.advance()
+                                first = s16_base + com.index * ns * s16_sub + row_base * K_SUB * 2
+                                a16_pipe.send(com, [(first + op * s16_sub, sent) for op in range(ns)], incoming)
+                        a16_pipe.producer_commit(com)
+                        if cutlass.const_expr(not by_tile):
+                            a_com.advance()
                         if cutlass.const_expr(h == 0 and _sub == 0):
                             self._stamp("s_published_first", (_kt == 0) & (dt == 0))
+                if cutlass.const_expr(by_tile):
+                    a_state.advance(4)
+                    a_com.advance(4)
                 lda_pipe.consumer_release(ld_state)
                 ld_state.advance()
         self._stamp_values("decoder_waits", dt == 0, waited_s, waited_slot, Int32(0))
@@ -736,10 +750,12 @@ class Sm90BlockScaledGemm:
     @cute.jit
     def _batch_slot(self, slot0, sub):
         """The ring slot of sub-tile `sub` of a batch that starts at slot slot0: (slot0 + sub) mod a_slots, for
-        slot0 < a_slots and sub < a_batch < a_slots."""
+        slot0 < a_slots and sub < a_batch < a_slots. Every K tile takes 4 slots, so where a_slots % 4 == 0 a
+        batch (inside one K tile) never wraps: no test."""
         slot = slot0 + sub
-        if slot >= self.a_slots:
-            slot = slot - self.a_slots
+        if cutlass.const_expr(self.a_slots % 4 != 0):
+            if slot >= self.a_slots:
+                slot = slot - self.a_slots
         return slot
 
     @cute.jit
