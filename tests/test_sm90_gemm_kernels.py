@@ -8,10 +8,11 @@ wgmma group is in flight, a wgmma group left in flight (not serialized), and dec
 that read their scale as a half (.H0_H0 / .H1_H1); the swapped split's 4-byte stores; no
 device-memory access before the dependent launch's griddepcontrol.wait;
 every manifest shape is accepted; only the R side needs whole tiles; bad shapes raise ValueError;
-the E4M3-route decode is exact (a Python model of its bit operations); the portable path matches
-the reference on the CPU.
+both word decodes (E4M3 bytes, fp16 bit patterns) are exact (Python models of their bit operations);
+the portable path matches the reference on the CPU.
 GPU tier (sm90): every manifest case and every candidate config, leaderboard and stress data,
-output NaN-poisoned first; partial last S tiles; repeat launches from the kept arguments; two GEMMs
+output NaN-poisoned first; partial last S tiles; every combination of the two decodes per side gives the
+same C bit for bit, at the scales' extremes too; repeat launches from the kept arguments; two GEMMs
 chained through memory under the dependent launch (in a queue and a graph), and that chain's control.
 """
 
