@@ -269,6 +269,13 @@ class Sm90BlockScaledGemm:
         self.a_slots = config.a_slots
         self.ns, self.nr = config.operands(self.num_b)
         self.unit_cols = 2 * config.a_batch  # decoder units per row, S operand and batch (a power of two)
+        # Every K tile takes 4 slots of the decoded ring, so where a_slots % 4 == 0 its 4 sub-tiles never wrap
+        # around it: their slots are the K tile's first slot plus 0..3 (compile-time offsets of the barrier and
+        # descriptor addresses), and the decoders' and consumers' ring states advance by 4 once per K tile. The
+        # consumers' K tile took 404 instructions instead of 446 in m64_wide, whose 8 state advances (index, wrap
+        # test, phase) and the address arithmetic of their indices made the difference (results/README.md,
+        # fifteenth and sixteenth sessions)
+        self.ring_by_k_tile = config.a_slots % 4 == 0
         # the power of two that the sums of products lack (acc): 2^-14 on R values, 2^-7 on S values decoded
         # through fp16 bit patterns (fp4_decode.SCALE_POW2)
         self.sum_pow2 = sum(14 - SCALE_POW2[side] for side, bit in (("r", 1), ("s", 2)) if config.decode_bits & bit)
@@ -642,9 +649,7 @@ class Sm90BlockScaledGemm:
             owner = dt < k * rows_d
             own_row = row_base + row_first
             own = self._owned_addresses(own_row, col_first, sw)
-        # as in the consumers (_mainloop): where a K tile's 4 sub-tiles never wrap around the decoded ring, their
-        # slots are the K tile's first slot plus 0..3 and the ring states advance once per K tile
-        by_tile = self.a_slots % 4 == 0
+        by_tile = self.ring_by_k_tile
         ld_state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, self.cfg.a_ring)
         a_state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, self.a_slots)
         a_com = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, self.a_slots)
@@ -750,10 +755,10 @@ class Sm90BlockScaledGemm:
     @cute.jit
     def _batch_slot(self, slot0, sub):
         """The ring slot of sub-tile `sub` of a batch that starts at slot slot0: (slot0 + sub) mod a_slots, for
-        slot0 < a_slots and sub < a_batch < a_slots. Every K tile takes 4 slots, so where a_slots % 4 == 0 a
-        batch (inside one K tile) never wraps: no test."""
+        slot0 < a_slots and sub < a_batch < a_slots; no test where a batch (inside one K tile) never wraps
+        (ring_by_k_tile)."""
         slot = slot0 + sub
-        if cutlass.const_expr(self.a_slots % 4 != 0):
+        if cutlass.const_expr(not self.ring_by_k_tile):
             if slot >= self.a_slots:
                 slot = slot - self.a_slots
         return slot
@@ -908,11 +913,7 @@ class Sm90BlockScaledGemm:
         ptxas close a wgmma group at each branch and drain the pipeline) decoded into registers round by
         round and multiplied with the decoded S ring. Returns the pipeline states, advanced."""
         ns, nr, skip = self.ns, live_r, self.cfg.debug_skip  # nr: the R operands this tile multiplies
-        # where a K tile's 4 sub-tiles never wrap around the decoded ring, their slots are the K tile's first
-        # slot plus 0..3 and the ring state advances once per K tile: m64_wide's consumer K tile took 404
-        # instructions instead of 446, whose 8 state advances (index, wrap test, phase) and the address
-        # arithmetic of their indices made the difference (results/README.md, fifteenth session)
-        by_tile = self.a_slots % 4 == 0
+        by_tile = self.ring_by_k_tile
         decode, pow2 = self._decoder("r", self.cfg.decode_bits & 1)
         r4_base, r4_stage, r4_bytes = at.r4_base, at.r4_stage, at.r4_bytes
         sfr_base, sfr_stage, sfr_bytes = at.sfr_base, at.sfr_stage, at.sfr_bytes
