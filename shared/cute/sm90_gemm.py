@@ -271,10 +271,9 @@ class Sm90BlockScaledGemm:
         self.unit_cols = 2 * config.a_batch  # decoder units per row, S operand and batch (a power of two)
         # Every K tile takes 4 slots of the decoded ring, so where a_slots % 4 == 0 its 4 sub-tiles never wrap
         # around it: their slots are the K tile's first slot plus 0..3 (compile-time offsets of the barrier and
-        # descriptor addresses), and the decoders' and consumers' ring states advance by 4 once per K tile. The
-        # consumers' K tile took 404 instructions instead of 446 in m64_wide, whose 8 state advances (index, wrap
-        # test, phase) and the address arithmetic of their indices made the difference (results/README.md,
-        # fifteenth and sixteenth sessions)
+        # descriptor addresses), and the decoders' and consumers' ring states advance by 4 once per K tile instead
+        # of an index increment, wrap test and phase select per sub-tile (measured: results/README.md, fifteenth
+        # and sixteenth sessions)
         self.ring_by_k_tile = config.a_slots % 4 == 0
         # the power of two that the sums of products lack (acc): 2^-14 on R values, 2^-7 on S values decoded
         # through fp16 bit patterns (fp4_decode.SCALE_POW2)
