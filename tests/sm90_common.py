@@ -137,15 +137,18 @@ DEVICE_MEMORY_ACCESS = re.compile(r"\b(?:ld|st|atom|red)\.global|\bcp\.(?:async\
 def dependent_launch_order(ptx: str) -> tuple[bool, list[str]]:
     """(whether the kernel lets the next one launch early, the device-memory accesses placed before its
     first griddepcontrol.wait): the kernel entry's text, in order. A dependent launch (Sm90Config.pdl)
-    is safe only if that list is empty. A prefetch of a TMA descriptor that is a kernel parameter (its
-    address from cvta.param) is not counted: no kernel before this one writes it."""
+    is safe only if that list is empty. Not counted, through a TMA descriptor that is a kernel parameter
+    (its address from cvta.param; no kernel before this one writes it): the descriptor's prefetch, and a
+    prefetch of its tiles into L2 (Sm90Config.l2_early), which brings nothing into the SM and sees the
+    earlier kernel's later writes (they land in L2)."""
     body = ptx[ptx.index(".entry"):]
     wait = body.find("griddepcontrol.wait;")
     before = body if wait < 0 else body[:wait]
     params = set(re.findall(r"cvta\.param\.u64\s+(%rd\d+),", before))
 
     def of_a_parameter(line: str) -> bool:
-        m = re.search(r"prefetch\.tensormap\s+\[(%rd\d+)\]", line)
+        m = re.search(r"(?:prefetch\.tensormap|cp\.async\.bulk\.prefetch\.tensor\.\dd\.L2\.global\S*)\s+"
+                      r"\[(%rd\d+)[\],]", line)
         return m is not None and m[1] in params
 
     accesses = [line.strip() for line in before.splitlines()

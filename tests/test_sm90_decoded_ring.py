@@ -71,6 +71,11 @@ def test_the_grouped_kernel_refuses_to_share():
     # nor the split's asynchronous hand-over (one phase of its receive barrier, one arrive at its cluster barrier)
     with pytest.raises(ValueError, match="one output tile per CTA"):
         Lists(Sm90Config(smem_rows=64, n_cwg=2, consumer_regs=200, splits=2, async_handover=True))
+    # nor the early L2 prefetch (its first tile is in tables the kernel before may still write)
+    with pytest.raises(ValueError, match="one output tile per CTA"):
+        Lists(Sm90Config(smem_rows=64, n_cwg=2, consumer_regs=200, l2_early=1))
+    with pytest.raises(ValueError, match="l2_early must be >= 0"):
+        Sm90Config(l2_early=-1).check(1)
 
 
 def test_the_hand_over_in_the_ptx(tmp_path):

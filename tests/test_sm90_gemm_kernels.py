@@ -227,9 +227,17 @@ def test_a_dependent_launch_waits_before_touching_device_memory(problem, dump_ro
     ptx = C.artifacts(cls, config, dump_root)[0]
     early, accesses = C.dependent_launch_order(ptx)
     assert early and not accesses, accesses
-    # the TMA descriptors (kernel parameters) are fetched before the wait, all four of the operands' atoms
+    # the TMA descriptors (kernel parameters) are fetched before the wait, all four of the operands' atoms, and
+    # with Sm90Config.l2_early the first K tiles of every atom into L2; nothing else is prefetched into L2
     before_wait = ptx[ptx.index(".entry"):ptx.index("griddepcontrol.wait;")]
-    assert len(re.findall(r"prefetch\.tensormap", before_wait)) == 2 * (1 + KERNELS[problem][1])
+    atoms = 2 * (1 + KERNELS[problem][1])
+    assert len(re.findall(r"prefetch\.tensormap", before_wait)) == atoms
+    l2 = r"cp\.async\.bulk\.prefetch\.tensor\.2d\.L2"
+    assert len(re.findall(l2, before_wait)) == len(re.findall(l2, ptx)) == config.l2_early * atoms
+    if not config.l2_early:
+        early_ptx = C.artifacts(cls, replace(config, l2_early=2), dump_root)[0]
+        assert C.dependent_launch_order(early_ptx) == (True, [])
+        assert len(re.findall(l2, early_ptx[:early_ptx.index("griddepcontrol.wait;")])) == 2 * atoms
     ptx_off, _ = C.artifacts(cls, replace(config, pdl=False), dump_root)
     assert "griddepcontrol" not in ptx_off
     # the check sees an access: the kernel without the wait has its loads before the (absent) wait
@@ -238,12 +246,17 @@ def test_a_dependent_launch_waits_before_touching_device_memory(problem, dump_ro
 
 def test_the_launch_order_check_passes_only_descriptors_that_are_kernel_parameters():
     """dependent_launch_order counts every device-memory access before griddepcontrol.wait except a prefetch of
-    a descriptor whose address is a kernel parameter's (cvta.param): one read from device memory counts."""
+    a descriptor whose address is a kernel parameter's (cvta.param), or of its tiles into L2: one read from device
+    memory counts, and so do both prefetches through a descriptor read from device memory."""
+    l2 = "cp.async.bulk.prefetch.tensor.2d.L2.global.tile.L2::cache_hint"
     ptx = ("// header\n.entry k(\n\tcvta.param.u64 \t%rd1, %rd9;\n\tprefetch.tensormap \t[%rd1];\n"
+           f"\t{l2} [%rd1, {{%r1, %r2}}], %rd4;\n"
            "\tld.global.u64 \t%rd2, [%rd3];\n\tprefetch.tensormap \t[%rd2];\n"
+           f"\t{l2} [%rd2, {{%r1, %r2}}], %rd4;\n"
            "\tgriddepcontrol.launch_dependents;\n\tgriddepcontrol.wait;\n\tld.global.u32 \t%r1, [%rd3];\n")
     early, accesses = C.dependent_launch_order(ptx)
-    assert early and accesses == ["ld.global.u64 \t%rd2, [%rd3];", "prefetch.tensormap \t[%rd2];"]
+    assert early and accesses == ["ld.global.u64 \t%rd2, [%rd3];", "prefetch.tensormap \t[%rd2];",
+                                  f"{l2} [%rd2, {{%r1, %r2}}], %rd4;"]
 
 
 def test_e4m3_route_decode_is_exact_for_every_code_and_scale():

@@ -27,16 +27,19 @@ SM90_M64 = Sm90Config(smem_rows=64, n_cwg=1, stages=4, consumer_regs=232, **_COM
 # 13.22 / 13.22 us against 13.58 / 13.65 in graph replay, with the split 22.11 / 22.13 against 22.36 / 22.32
 # on 128x4096x7168 (H100, 2026-11-28; results/TUNING.md). The decoders' loop unrolled 4 times (a thread's 2-3
 # units of a stage in one body): 12.72-12.76 us against 12.90-12.91 with 2, and with the split 21.01-21.09 against
-# 21.32-21.35 (graph replay; H100, 2026-11-28; results/TUNING.md).
-SM90_M64_WIDE = Sm90Config(smem_rows=64, n_cwg=2, stages=3, consumer_regs=200, a_unroll=4, staged_epilogue=True,
-                           **_COMMON)
+# 21.32-21.35 (graph replay; H100, 2026-11-28; results/TUNING.md). Six packed stages of B (three of A) and the first K
+# tile fetched into L2 before the dependent launch's wait (Sm90Config.l2_early): 11.69 / 11.70 us against 11.98 /
+# 12.03 (graph replay; H200, 2026-11-28; results/TUNING.md).
+SM90_M64_WIDE = Sm90Config(smem_rows=64, n_cwg=2, stages=6, a_stages=3, consumer_regs=200, a_unroll=4,
+                           staged_epilogue=True, l2_early=1, **_COMMON)
 
 # SM90_M64_WIDE with K split over a cluster of 2 CTAs (sums added through distributed shared memory).
 # Chosen for 128x4096x7168 (128 CTAs where m64_wide has 64): 29.1 us against 36.2 for m128_wide_split2
 # and 43.7 for m64_wide (H100, 2026-11-23; results/TUNING.md). The sums handed over with st.async into a
 # buffer of their own (Sm90Config.async_handover): 21.88 / 21.92 us against 22.57 / 22.48 in graph replay
-# (H100, 2026-11-28; results/TUNING.md).
-SM90_M64_WIDE_SPLIT2 = replace(SM90_M64_WIDE, splits=2, async_handover=True)
+# (H100, 2026-11-28; results/TUNING.md). With m64_wide's six packed stages of B 19.59 / 19.59 us against 19.82 / 19.75
+# for three; the early L2 fetch is level there (19.62 / 19.56), and left out (graph replay; H200, 2026-11-28).
+SM90_M64_WIDE_SPLIT2 = replace(SM90_M64_WIDE, splits=2, async_handover=True, l2_early=0)
 
 # Two consumer warpgroups (128 rows of B) x 128 rows of A, K split over a cluster of 2 CTAs.
 # Chosen for long K (K >= 8192) where the swapped tiles do not fill one wave: 71.8 us against
@@ -59,9 +62,10 @@ SM90_M128_SWAP_SPLIT2 = replace(SM90_M128_WIDE_SPLIT2, swap_ab=True, smem_rows=1
 # mostly idle (deal_k_pays): 46.5 us against 75.7 on 256x4608x7168 (144 tiles), 38.0 against 42.1 on
 # 384x7168x2304 (336 tiles); not on one wave (16.3 against 13.5 on 128x7168x2048) or nearly full waves
 # (47.2 against 45.9 on 512x4096x4096) (H100, 2026-11-27; results/dealt-k/).
-# Its decoders' loop stays unrolled twice, as it was timed (a_unroll 4 was timed on one tile per CTA only).
+# Its decoders' loop stays unrolled twice and its rings as deep as they were timed (a_unroll 4, six packed stages
+# and the early L2 fetch were timed on one tile per CTA only).
 SM90_M64_WIDE_DK = replace(SM90_M64_WIDE, deal_k=True, staged_epilogue=False,  # its rings run on into the next tile
-                           a_unroll=2)
+                           a_unroll=2, stages=3, a_stages=None, l2_early=0)
 
 SM90_CANDIDATES = {"m128": SM90_M128, "m64": SM90_M64, "m64_wide": SM90_M64_WIDE,
                    "m64_wide_split2": SM90_M64_WIDE_SPLIT2, "m128_wide_split2": SM90_M128_WIDE_SPLIT2,

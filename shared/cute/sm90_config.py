@@ -92,6 +92,11 @@ class Sm90Config:
     decode_e2m1x8_f16_bits) instead of E4M3 bytes and the conversion unit: bit 0 the consumers' R fragments,
     bit 1 the decoders' S tiles. Such values lack a power of two (2^-14 on R, whose scales then need no multiply;
     2^-7 on S) that the epilogue takes out of the fp32 sums; outputs are the same (both decodes are exact).
+    l2_early: the first l2_early K tiles of every operand (values and scales) fetched into L2 (TMA prefetch, no data to
+    the SM) before the dependent launch's wait, while the kernel before this one still runs: the first loads then find
+    them in L2. Safe before that wait: L2 is where every SM's writes land, so a line fetched early still sees the
+    earlier kernel's later writes. Without pdl nothing is fetched early. Needs one output tile per CTA (a grouped
+    GEMM's tiles come from tables that the kernel before it may still write).
     timeline: timing probes only (lab/cta_timeline.py): the device address of a buffer of TIMELINE_STAMPS stamps of
     16 bytes per CTA, which the first thread of each role writes at fixed points of the call (%globaltimer,
     %clock, %smid; shared/cute/sm90_gemm.py, Sm90BlockScaledGemm.STAMPS). 0: none, and not one instruction more.
@@ -125,6 +130,7 @@ class Sm90Config:
     staged_epilogue: bool = False
     async_handover: bool = False
     decode_bits: int = 1
+    l2_early: int = 0
     timeline: int = 0
 
     @property
@@ -250,6 +256,8 @@ class Sm90Config:
             raise ValueError(f"Sm90Config.owned_rows needs a decoder thread per decoded row: {self.decoded_rows} rows, "
                              f"{self.decoder_threads} threads ({self})")
         ns = self.operands(num_b)[0]
+        if self.l2_early < 0:
+            raise ValueError(f"Sm90Config.l2_early must be >= 0, got {self.l2_early}")
         if self.async_handover and self.splits != 2:
             raise ValueError(f"Sm90Config.async_handover needs splits=2, got {self}")
         if self.staged_epilogue and self.splits > 1 and not self.async_handover and self.reduce_bytes(num_b) > (

@@ -257,10 +257,11 @@ class Sm90BlockScaledGemm:
         if self.blocked_sf and (config.smem_rows != 128 or config.reg_rows != 128 or config.swap_ab):
             # a stage's scale box is one whole 128-row block per side (the block's rows interleave)
             raise ValueError(f"{type(self).__name__}: blocked scales need 128-row tiles on both sides, got {config}")
-        if (config.share_s or config.staged_epilogue or config.async_handover) and self.tile_lists:
-            # async_handover: its receive barrier has one phase and its cluster barrier one arrive per thread
-            raise ValueError(f"{type(self).__name__}: share_s, staged_epilogue and async_handover need one output "
-                             f"tile per CTA, got {config}")
+        if (config.share_s or config.staged_epilogue or config.async_handover or config.l2_early) and self.tile_lists:
+            # async_handover: its receive barrier has one phase and its cluster barrier one arrive per thread;
+            # l2_early: the first tile's place is in tables that the kernel before this one may still write
+            raise ValueError(f"{type(self).__name__}: share_s, staged_epilogue, async_handover and l2_early need one "
+                             f"output tile per CTA, got {config}")
         self.cfg = config
         self.rows_s = config.smem_rows
         self.rows_r = config.reg_rows
@@ -529,6 +530,9 @@ class Sm90BlockScaledGemm:
                 for op in ops[:ns + nr]:
                     cpasync.prefetch_descriptor(op[0])
                     cpasync.prefetch_descriptor(op[2])
+        if cutlass.const_expr(self.cfg.l2_early > 0 and self.cfg.pdl and not self.tile_lists):
+            if warp == 0:
+                self._l2_early(ops, (sS4, sSFS, sR4, sSFR), self._work(ctx, tiles[0]))
         if cutlass.const_expr(self.cfg.pdl):
             # Sm90Config.pdl: the next kernel in the queue may launch now (every CTA of this grid is
             # resident once all have passed here), and nothing below touches device memory before
@@ -1045,6 +1049,21 @@ class Sm90BlockScaledGemm:
         t_ssf, t_gsf = cpasync.tma_partition(tma_sf, 0, cute.make_layout(1), cute.group_modes(s_sf, 0, 2),
                                              cute.group_modes(g_sf, 0, 2))
         return tma, t_s, t_g, tma_sf, t_ssf, t_gsf, sf_first, descs
+
+    @cute.jit
+    def _l2_early(self, ops, rings, w: TileWork):
+        """Sm90Config.l2_early: the CTA's first K tiles of every operand prefetched into L2 (the TMA warp, before the
+        dependent launch's wait)."""
+        sS4, sSFS, sR4, sSFR = rings
+        parts = [self._tma_part(ops[i], sS4[i], sSFS[i], self.rows_s, w.bid_s, w.k_tiles, None) for i in range(self.ns)]
+        parts += [self._tma_part(ops[self.ns + i], sR4[i], sSFR[i], self.rows_r, self._r_tile(w.bid_r, i), w.k_tiles,
+                                 None) for i in range(self.nr)]
+        with cute.arch.elect_one():
+            for kt in cutlass.range_constexpr(self.cfg.l2_early):
+                if kt < w.kt_own:
+                    for tma, _, t_g, tma_sf, _, t_gsf, sf_first, _ in parts:
+                        cute.prefetch(tma, t_g[(None, w.kt_first + kt)])
+                        cute.prefetch(tma_sf, t_gsf[(None, sf_first + w.kt_first + kt)])
 
     @staticmethod
     def _tma_load(part, kt, stage, bar):
