@@ -40,8 +40,10 @@ SM90_WIDE = Sm90Config(smem_rows=128, n_cwg=2, n_dwg=2, stages=2, a_slots=7, con
 # shared memory): twice the CTAs for grids that would leave half the SMs idle. Chosen for 256x4096x7168
 # and 256x3072x4096: 67.2 and 45.2 us against 74.5 and 45.9 for wide_n (H100, 2026-11-22;
 # results/TUNING.md). Each decoder thread keeps one row of A (Sm90Config.owned_rows): 47.8 / 30.2 us against
-# 50.1 / 31.5 in graph replay (H100, 2026-11-27; results/owned-rows/).
-SM90_WIDE_SPLIT2 = replace(SM90_WIDE, splits=2, owned_rows=True)
+# 50.1 / 31.5 in graph replay (H100, 2026-11-27; results/owned-rows/). Four decoded slots (the ring stepped once per K
+# tile): 46.37 / 46.41 and 28.65 / 28.68 us against 47.23 / 47.22 and 29.35 / 29.30 with seven (graph replay; H200,
+# 2026-11-28; results/TUNING.md).
+SM90_WIDE_SPLIT2 = replace(SM90_WIDE, splits=2, owned_rows=True, a_slots=4)
 
 # The roles swapped: A decoded by the consumers into registers (64 rows per warpgroup, each fragment
 # used for both products), B1 and B2 decoded into shared memory, 96 rows each: a tile of 128 x 96,
@@ -73,12 +75,15 @@ SM90_WIDE_DK = replace(SM90_WIDE, deal_k=True)
 # a time. Chosen where wide would be and the N tiles pair up: 85.2 / 85.3 us against wide's 88.8 / 88.7 on
 # 512x4096x7168 (graph replay; H100, 2026-11-27; results/shared-decode/). Each decoder thread keeps one row of
 # its half (Sm90Config.owned_rows): 82.4 / 82.3 us against 83.8 / 84.1 (graph replay; H100, 2026-11-27;
-# results/owned-rows/).
-SM90_WIDE_SHARED = replace(SM90_WIDE, share_s=True, a_batch=1, owned_rows=True)
+# results/owned-rows/). Four decoded slots (the ring stepped once per K tile): 79.41 / 79.07 us against 79.83 / 79.70
+# with seven (graph replay; H200, 2026-11-28; results/TUNING.md).
+SM90_WIDE_SHARED = replace(SM90_WIDE, share_s=True, a_batch=1, owned_rows=True, a_slots=4)
 # The same for SM90_WIDE_104 (its decoders' loop unrolled twice; 4 is level with it). Chosen where wide_104 would be
 # and the N tiles pair up: 73.08 / 72.81 us against wide_104's 77.07 / 76.39 on 512x3072x7168 (graph replay; H100,
 # 2026-11-28; results/TUNING.md); level until the TMA descriptors were prefetched before the dependent launch's wait.
-SM90_WIDE_104_SHARED = replace(SM90_WIDE_104, share_s=True, a_unroll=2)
+# Eight decoded slots published two sub-tiles at a time (the ring stepped once per K tile): 70.44 / 70.51 us against
+# 72.21 / 72.07 with nine and whole stages (graph replay; H200, 2026-11-28; results/TUNING.md).
+SM90_WIDE_104_SHARED = replace(SM90_WIDE_104, share_s=True, a_unroll=2, a_slots=8, a_batch=2)
 
 SM90_CANDIDATES = {"default": SM90_DEFAULT, "small_m": SM90_SMALL_M, "wide_n": SM90_WIDE_N, "wide": SM90_WIDE,
                    "wide_split2": SM90_WIDE_SPLIT2, "wide_swap": SM90_WIDE_SWAP, "wide_104": SM90_WIDE_104,
