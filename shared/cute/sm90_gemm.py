@@ -530,7 +530,7 @@ class Sm90BlockScaledGemm:
                 for op in ops[:ns + nr]:
                     cpasync.prefetch_descriptor(op[0])
                     cpasync.prefetch_descriptor(op[2])
-        if cutlass.const_expr(self.cfg.l2_early > 0 and self.cfg.pdl and not self.tile_lists):
+        if cutlass.const_expr(self.cfg.l2_early > 0 and self.cfg.pdl):  # never with tile lists (__init__)
             if warp == 0:
                 self._l2_early(ops, (sS4, sSFS, sR4, sSFR), self._work(ctx, tiles[0]))
         if cutlass.const_expr(self.cfg.pdl):
@@ -562,25 +562,21 @@ class Sm90BlockScaledGemm:
     def producer(self, ops, rings, ctx, tiles, lda_pipe, ldb_pipe):
         """Warp 0: TMA loads of the packed values and scales of every operand into the two packed rings,
         the S side one K tile ahead of the R side."""
-        ns, nr, rows_s, rows_r = self.ns, self.nr, self.rows_s, self.rows_r
-        sS4, sSFS, sR4, sSFR = rings
+        ns, nr, rows_r = self.ns, self.nr, self.rows_r
         tile_first, tile_end, tile_step = tiles
         prod_a = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, self.cfg.a_ring)
         prod_b = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, self.stages)
         lane0 = cute.arch.lane_idx() == 0  # the lane that stamps (Sm90Config.timeline)
         for tile_j in cutlass.range(tile_first, tile_end, tile_step, unroll=1):
             w = self._work(ctx, tile_j)
-            k_tiles, kt_own, kt_first, bid_s, bid_r, descs = w.k_tiles, w.kt_own, w.kt_first, w.bid_s, w.bid_r, w.descs
+            kt_own, kt_first, descs = w.kt_own, w.kt_first, w.descs
             if cutlass.const_expr(descs is not None):
                 # written by the descriptor kernel (generic proxy) before this launch (the kernel
                 # parameters' are prefetched in _tiles)
                 for i in cutlass.range_constexpr(ns + nr):
                     for d in descs[i]:
                         cpasync.fence_tma_desc_acquire(d)
-            parts = [self._tma_part(ops[i], sS4[i], sSFS[i], rows_s, bid_s, k_tiles,
-                                    None if descs is None else descs[i]) for i in range(ns)]
-            parts += [self._tma_part(ops[ns + i], sR4[i], sSFR[i], rows_r, self._r_tile(bid_r, i), k_tiles,
-                                     None if descs is None else descs[ns + i]) for i in range(nr)]
+            parts = self._tma_parts(ops, rings, w)
             more = self._more_r(w)
             # the S side runs one K tile ahead of the R side: its load of tile i is not held up
             # behind the wait for a free R stage (which the consumers release last)
@@ -1050,14 +1046,21 @@ class Sm90BlockScaledGemm:
                                              cute.group_modes(g_sf, 0, 2))
         return tma, t_s, t_g, tma_sf, t_ssf, t_gsf, sf_first, descs
 
+    def _tma_parts(self, ops, rings, w: TileWork):
+        """_tma_part of every operand of tile w, the S side's first: what the producer loads, and _l2_early fetches."""
+        sS4, sSFS, sR4, sSFR = rings
+        ns, descs = self.ns, w.descs
+        parts = [self._tma_part(ops[i], sS4[i], sSFS[i], self.rows_s, w.bid_s, w.k_tiles,
+                                None if descs is None else descs[i]) for i in range(ns)]
+        parts += [self._tma_part(ops[ns + i], sR4[i], sSFR[i], self.rows_r, self._r_tile(w.bid_r, i), w.k_tiles,
+                                 None if descs is None else descs[ns + i]) for i in range(self.nr)]
+        return parts
+
     @cute.jit
     def _l2_early(self, ops, rings, w: TileWork):
         """Sm90Config.l2_early: the CTA's first K tiles of every operand prefetched into L2 (the TMA warp, before the
         dependent launch's wait)."""
-        sS4, sSFS, sR4, sSFR = rings
-        parts = [self._tma_part(ops[i], sS4[i], sSFS[i], self.rows_s, w.bid_s, w.k_tiles, None) for i in range(self.ns)]
-        parts += [self._tma_part(ops[self.ns + i], sR4[i], sSFR[i], self.rows_r, self._r_tile(w.bid_r, i), w.k_tiles,
-                                 None) for i in range(self.nr)]
+        parts = self._tma_parts(ops, rings, w)
         with cute.arch.elect_one():
             for kt in cutlass.range_constexpr(self.cfg.l2_early):
                 if kt < w.kt_own:
