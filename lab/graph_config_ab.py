@@ -7,7 +7,8 @@
 For each benchmark case of gemv, gemm, dual_gemm or group_gemm: the chooser's config with FIELD set to each
 value (integers; repeat a value to see the run's spread), or for gemm and dual_gemm with FIELD `config` the
 candidates of that name (SM90_CANDIDATES in problems/<p>/config.py; NAME/field:v/... changes integer fields of
-one, e.g. config=wide_104,wide_swap/share_s:1/owned_rows:1), one graph per value capturing the call
+one, e.g. config=wide_104,wide_swap/share_s:1/owned_rows:1; the name `chosen` is the chooser's config, the only
+name group_gemm takes, e.g. group_gemm config=chosen,chosen/a_slots:4/a_batch:2), one graph per value capturing the call
 over rotating inputs (enough to exceed L2 four times, at most the evaluator's GRAPH_MAX_INPUTS; unlike its
 --graph, not at least the problem's inputs per sample; the inputs alternate the leaderboard and the stress
 generator). Each graph's replay is checked against the reference (outputs NaN-poisoned first), then the graphs
@@ -29,30 +30,40 @@ from harness.problem import load_problem  # noqa: E402
 from harness.worker import GRAPH_MAX_INPUTS, clone_data  # noqa: E402
 
 
-def launcher(problem: str, data, field: str, value: int):
+def changed(config, field: str, value):
+    """config with FIELD = value; for FIELD `config`, value's /field:v parts applied (its name chose config)."""
+    if field != "config":
+        return replace(config, **{field: value})
+    _, *sets = value.split("/")
+    return replace(config, **{f: int(v) for f, v in (s.split(":") for s in sets)})
+
+
+def launcher(problem: str, data, field: str, value):
     """The call's bound launch with the chooser's config, FIELD = value."""
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     if problem == "group_gemm":
         from problems.group_gemm import kernel_sm90 as K
 
+        if field == "config" and value.split("/")[0] != "chosen":
+            sys.exit(f"group_gemm has no named candidates: config=chosen[/field:v...], got {value}")
         sizes = [tuple(s) for s in data[3]]
         config = K.choose_config(tuple(sizes), "long_first", sms)
-        return K.prepare(data, sizes, config=replace(config, **{field: value}))
+        return K.prepare(data, sizes, config=changed(config, field, value))
     if problem == "gemv":
         from problems.gemv import kernel_sm90 as K
         from problems.gemv.config import choose_sm90
 
         m, half_k, l = data[0].shape
-        return K.prepare(data, replace(choose_sm90(m, 2 * half_k, l, sms), **{field: value}), sms)
+        return K.prepare(data, changed(choose_sm90(m, 2 * half_k, l, sms), field, value), sms)
     kernel = __import__(f"problems.{problem}.kernel_sm90", fromlist=["prepare"])
     choose = __import__(f"problems.{problem}.config", fromlist=["choose_sm90"]).choose_sm90
-    if field == "config":
-        # NAME, or NAME/field:v/field:v: the candidate with integer fields changed (0 / 1 for the flags)
-        name, *sets = value.split("/")
-        candidates = __import__(f"problems.{problem}.config", fromlist=["SM90_CANDIDATES"]).SM90_CANDIDATES
-        return kernel.prepare(data, replace(candidates[name], **{f: int(v) for f, v in (s.split(":") for s in sets)}))
     a, b = data[0], data[1]
-    return kernel.prepare(data, replace(choose(a.shape[0], b.shape[0], 2 * a.shape[1]), **{field: value}))
+    config = choose(a.shape[0], b.shape[0], 2 * a.shape[1])
+    if field == "config" and value.split("/")[0] != "chosen":
+        # NAME, or NAME/field:v/field:v: the candidate with integer fields changed (0 / 1 for the flags)
+        candidates = __import__(f"problems.{problem}.config", fromlist=["SM90_CANDIDATES"]).SM90_CANDIDATES
+        config = candidates[value.split("/")[0]]
+    return kernel.prepare(data, changed(config, field, value))
 
 
 def rotating_inputs(ref, case: dict, l2: int, device: str = "cuda") -> tuple[list, list]:
