@@ -94,10 +94,22 @@ def wgmma_serialized(sass: str) -> bool:
     return not re.search(r"WARPGROUP\.DEPBAR\.LE gsb0, 0x[1-9]", sass)
 
 
+def spills_in_inner_loops(sass: str) -> list[str]:
+    """Local-memory (spill) loads and stores inside an innermost loop: a backward branch's range that holds no
+    other backward branch (the K loops, the decoders' loop). A value spilled around them, reloaded once per tile,
+    costs next to nothing; one inside them costs on every K step."""
+    code = [(int(m.group(1), 16), m.group(2).strip()) for m in re.finditer(r"/\*([0-9a-f]+)\*/\s+(.*?);", sass)]
+    loops = [(int(t.group(1), 16), at) for at, text in code
+             if (t := re.search(r"\bBRA\s+(?:`\()?0x([0-9a-f]+)", text)) and int(t.group(1), 16) <= at]
+    inner = [(lo, hi) for lo, hi in loops if not any((lo, hi) != (a, b) and lo <= a and b <= hi for a, b in loops)]
+    return [f"{at:x} {text}" for at, text in code
+            if re.search(r"\b(?:LDL|STL)\b", text) and any(lo <= at <= hi for lo, hi in inner)]
+
+
 def check_sass(cubin: Path, num_b: int) -> None:
     sass, res = sass_of(cubin)
     assert len(re.findall(r"\bHGMMA\.64x\d+x16\.F32\b", sass)) == 16 * num_b
-    assert re.search(r"LOCAL:0\b", res), f"local memory (spills) in use: {res}"
+    assert re.search(r"LOCAL:0\b", res) and re.search(r"STACK:0\b", res), f"spills (local memory or stack): {res}"
     assert not accumulator_hazards(sass), accumulator_hazards(sass)[:5]
     assert not wgmma_serialized(sass), "ptxas serialized the wgmma pipeline (too few consumer registers?)"
     # one scale conversion serves two rows / groups: the decode multiplies pick their half of it

@@ -259,6 +259,18 @@ def test_the_launch_order_check_passes_only_descriptors_that_are_kernel_paramete
                                   f"{l2} [%rd2, {{%r1, %r2}}], %rd4;"]
 
 
+def test_the_spill_check_finds_spills_inside_a_loop_and_not_around_it():
+    """spills_in_inner_loops reports a local load inside a loop, even where a retry block at the end branches back
+    over the whole loop (as ptxas places barrier-wait retries), and not the store before the loop or the load after."""
+    def sass(*lines):
+        return "".join(f"        /*{16 * i:04x}*/                   {text} ;\n" for i, text in enumerate(lines))
+
+    body = ["STL [R1], R3", "IMAD R4, R4, 0x2, RZ", "{}", "HGMMA.64x128x16.F32 R24, gdesc[UR4], R24", "@P0 BRA 0x10",
+            "LDL R209, [R1]", "EXIT", "@!P1 BRA 0x10"]
+    assert C.spills_in_inner_loops(sass(*body).replace("{} ;", "NOP ;")) == []
+    assert C.spills_in_inner_loops(sass(*body).replace("{} ;", "LDL R5, [R1+0x4] ;")) == ["20 LDL R5, [R1+0x4]"]
+
+
 def test_e4m3_route_decode_is_exact_for_every_code_and_scale():
     """The bit operations of the decode (modelled in Python) turn every code of every nibble position
     into an E4M3 byte worth e2m1 * 2^-6, in the pair order the kernel documents; times every finite
