@@ -155,9 +155,11 @@ def main() -> None:
         print(f"case {ci} ({n} inputs): " + "  ".join(f"{field}={v} {m:.2f}" for v, m in zip(values, table[-1][2])),
               flush=True)
     print(f"== {problem}: graph replay us per call, median of {reps} replays")
-    print("case  inputs" + "".join(f"{field + '=' + str(v):>10}" for v in values))
+    labels = [str(v) if field == "config" else f"{field}={v}" for v in values]
+    widths = [max(10, len(label) + 2) for label in labels]
+    print("case  inputs" + "".join(f"{label:>{w}}" for label, w in zip(labels, widths)))
     for ci, n, medians in table:
-        print(f"{ci:<6}{n:>6}" + "".join(f"{m:10.2f}" for m in medians))
+        print(f"{ci:<6}{n:>6}" + "".join(f"{m:{w}.2f}" for m, w in zip(medians, widths)))
 
 
 if __name__ == "__main__":
