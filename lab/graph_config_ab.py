@@ -8,7 +8,8 @@ For each benchmark case of gemv, gemm, dual_gemm or group_gemm: the chooser's co
 value (integers; repeat a value to see the run's spread), or for gemm and dual_gemm with FIELD `config` the
 candidates of that name (SM90_CANDIDATES in problems/<p>/config.py; NAME/field:v/... changes integer fields of
 one, e.g. config=wide_104,wide_swap/share_s:1/owned_rows:1; the name `chosen` is the chooser's config, the only
-name group_gemm takes, e.g. group_gemm config=chosen,chosen/a_slots:4/a_batch:2), one graph per value capturing the call
+name gemv and group_gemm take, e.g. group_gemm config=chosen,chosen/a_slots:4/a_batch:2), one graph per value capturing
+the call
 over rotating inputs (enough to exceed L2 four times, at most the evaluator's GRAPH_MAX_INPUTS; unlike its
 --graph, not at least the problem's inputs per sample; the inputs alternate the leaderboard and the stress
 generator). Each graph's replay is checked against the reference (outputs NaN-poisoned first), then the graphs
@@ -41,11 +42,12 @@ def changed(config, field: str, value):
 def launcher(problem: str, data, field: str, value):
     """The call's bound launch with the chooser's config, FIELD = value."""
     sms = torch.cuda.get_device_properties(0).multi_processor_count
+    name = value.split("/")[0] if field == "config" else "chosen"
+    if name != "chosen" and problem in ("gemv", "group_gemm"):
+        sys.exit(f"{problem} has no named candidates: config=chosen[/field:v...], got {value}")
     if problem == "group_gemm":
         from problems.group_gemm import kernel_sm90 as K
 
-        if field == "config" and value.split("/")[0] != "chosen":
-            sys.exit(f"group_gemm has no named candidates: config=chosen[/field:v...], got {value}")
         sizes = [tuple(s) for s in data[3]]
         config = K.choose_config(tuple(sizes), "long_first", sms)
         return K.prepare(data, sizes, config=changed(config, field, value))
@@ -59,10 +61,9 @@ def launcher(problem: str, data, field: str, value):
     choose = __import__(f"problems.{problem}.config", fromlist=["choose_sm90"]).choose_sm90
     a, b = data[0], data[1]
     config = choose(a.shape[0], b.shape[0], 2 * a.shape[1])
-    if field == "config" and value.split("/")[0] != "chosen":
+    if name != "chosen":
         # NAME, or NAME/field:v/field:v: the candidate with integer fields changed (0 / 1 for the flags)
-        candidates = __import__(f"problems.{problem}.config", fromlist=["SM90_CANDIDATES"]).SM90_CANDIDATES
-        config = candidates[value.split("/")[0]]
+        config = __import__(f"problems.{problem}.config", fromlist=["SM90_CANDIDATES"]).SM90_CANDIDATES[name]
     return kernel.prepare(data, changed(config, field, value))
 
 

@@ -262,13 +262,13 @@ def test_the_launch_order_check_passes_only_descriptors_that_are_kernel_paramete
 def test_the_spill_check_finds_spills_inside_a_loop_and_not_around_it():
     """spills_in_inner_loops reports a local load inside a loop, even where a retry block at the end branches back
     over the whole loop (as ptxas places barrier-wait retries), and not the store before the loop or the load after."""
-    def sass(*lines):
+    def listing(in_loop: str) -> str:  # the loop is 0x10-0x40, the retry branch at 0x70 goes back to its head
+        lines = ["STL [R1], R3", "IMAD R4, R4, 0x2, RZ", in_loop, "HGMMA.64x128x16.F32 R24, gdesc[UR4], R24",
+                 "@P0 BRA 0x10", "LDL R209, [R1]", "EXIT", "@!P1 BRA 0x10"]
         return "".join(f"        /*{16 * i:04x}*/                   {text} ;\n" for i, text in enumerate(lines))
 
-    body = ["STL [R1], R3", "IMAD R4, R4, 0x2, RZ", "{}", "HGMMA.64x128x16.F32 R24, gdesc[UR4], R24", "@P0 BRA 0x10",
-            "LDL R209, [R1]", "EXIT", "@!P1 BRA 0x10"]
-    assert C.spills_in_inner_loops(sass(*body).replace("{} ;", "NOP ;")) == []
-    assert C.spills_in_inner_loops(sass(*body).replace("{} ;", "LDL R5, [R1+0x4] ;")) == ["20 LDL R5, [R1+0x4]"]
+    assert C.spills_in_inner_loops(listing("NOP")) == []
+    assert C.spills_in_inner_loops(listing("LDL R5, [R1+0x4]")) == ["20 LDL R5, [R1+0x4]"]
 
 
 def test_e4m3_route_decode_is_exact_for_every_code_and_scale():
