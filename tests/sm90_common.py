@@ -64,16 +64,18 @@ def sass_of(cubin: Path) -> tuple[str, str]:
     return sass, res
 
 
+def sass_instructions(sass: str) -> list[tuple[int, str]]:
+    """(address, instruction text) of every instruction of a cuobjdump -sass listing, in address order."""
+    return [(int(m.group(1), 16), m.group(2).strip()) for m in re.finditer(r"/\*([0-9a-f]+)\*/\s+(.*?);", sass)]
+
+
 def accumulator_hazards(sass: str) -> list[str]:
     """Instructions (in address order) that touch an HGMMA accumulator while a group may be pending."""
     accs: set[int] = set()
     pending = 0
     bad = []
-    for line in sass.splitlines():
-        m = re.match(r"\s*/\*([0-9a-f]+)\*/\s+(.*?);", line)
-        if not m:
-            continue
-        text = re.sub(r"^@!?U?P\d+\s+", "", m.group(2).strip())
+    for at, instruction in sass_instructions(sass):
+        text = re.sub(r"^@!?U?P\d+\s+", "", instruction)
         op = text.split()[0]
         if op.startswith("HGMMA"):
             regs = re.findall(r"\bR(\d+)\b", text)
@@ -83,7 +85,7 @@ def accumulator_hazards(sass: str) -> list[str]:
         elif op.startswith("WARPGROUP.DEPBAR"):
             pending = min(pending, int(text.split(",")[-1], 16))
         elif pending and any(int(r) in accs for r in re.findall(r"\bR(\d+)\b", text)):
-            bad.append(f"{m.group(1)} {text}")
+            bad.append(f"{at:04x} {text}")
     return bad
 
 
@@ -98,7 +100,7 @@ def spills_in_inner_loops(sass: str) -> list[str]:
     """Local-memory (spill) loads and stores inside an innermost loop: a backward branch's range that holds no
     other backward branch (the K loops, the decoders' loop). A value spilled around them, reloaded once per tile,
     costs next to nothing; one inside them costs on every K step."""
-    code = [(int(m.group(1), 16), m.group(2).strip()) for m in re.finditer(r"/\*([0-9a-f]+)\*/\s+(.*?);", sass)]
+    code = sass_instructions(sass)
     loops = [(int(t.group(1), 16), at) for at, text in code
              if (t := re.search(r"\bBRA\s+(?:`\()?0x([0-9a-f]+)", text)) and int(t.group(1), 16) <= at]
     inner = [(lo, hi) for lo, hi in loops if not any((lo, hi) != (a, b) and lo <= a and b <= hi for a, b in loops)]

@@ -42,9 +42,8 @@ SM90_WIDE = Sm90Config(smem_rows=128, n_cwg=2, n_dwg=2, stages=2, a_slots=7, con
 # results/TUNING.md). Each decoder thread keeps one row of A (Sm90Config.owned_rows): 47.8 / 30.2 us against
 # 50.1 / 31.5 in graph replay (H100, 2026-11-27; results/owned-rows/). Four decoded slots (the ring stepped once per K
 # tile): 46.37 / 46.41 and 28.65 / 28.68 us against 47.23 / 47.22 and 29.35 / 29.30 with seven (graph replay; H200,
-# 2026-11-28; results/TUNING.md). The shared memory the three slots freed holds two more packed stages of A: 45.35 /
-# 45.34 us against 45.94 / 45.90 on 256x4096x7168, level on 256x3072x4096 (graph replay; H200, 2026-11-28;
-# results/TUNING.md).
+# 2026-11-28; results/TUNING.md). The shared memory the three slots freed holds two more packed stages of A: faster
+# on 256x4096x7168, level on 256x3072x4096 (H200, 2026-11-28; the runs: results/TUNING.md, eighteenth session).
 SM90_WIDE_SPLIT2 = replace(SM90_WIDE, splits=2, owned_rows=True, a_slots=4, a_stages=4)
 
 # The roles swapped: A decoded by the consumers into registers (64 rows per warpgroup, each fragment
@@ -78,8 +77,8 @@ SM90_WIDE_DK = replace(SM90_WIDE, deal_k=True)
 # 512x4096x7168 (graph replay; H100, 2026-11-27; results/shared-decode/). Each decoder thread keeps one row of
 # its half (Sm90Config.owned_rows): 82.4 / 82.3 us against 83.8 / 84.1 (graph replay; H100, 2026-11-27;
 # results/owned-rows/). Four decoded slots (the ring stepped once per K tile): 79.41 / 79.07 us against 79.83 / 79.70
-# with seven, and with the two more packed stages of A that the freed shared memory holds 77.43 / 77.35 against
-# 78.77 / 78.68 (graph replay; H200, 2026-11-28; results/TUNING.md).
+# with seven (graph replay; H200, 2026-11-28; results/TUNING.md). The freed shared memory holds two more packed
+# stages of A, faster again (H200, 2026-11-28; the runs: results/TUNING.md, eighteenth session).
 SM90_WIDE_SHARED = replace(SM90_WIDE, share_s=True, a_batch=1, owned_rows=True, a_slots=4, a_stages=4)
 # The same for SM90_WIDE_104 (its decoders' loop unrolled twice; 4 is level with it). Chosen where wide_104 would be
 # and the N tiles pair up: 73.08 / 72.81 us against wide_104's 77.07 / 76.39 on 512x3072x7168 (graph replay; H100,

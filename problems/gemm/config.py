@@ -28,8 +28,8 @@ SM90_M64 = Sm90Config(smem_rows=64, n_cwg=1, stages=4, consumer_regs=232, **_COM
 # on 128x4096x7168 (H100, 2026-11-28; results/TUNING.md). The decoders' loop unrolled 4 times (a thread's 2-3
 # units of a stage in one body): 12.72-12.76 us against 12.90-12.91 with 2, and with the split 21.01-21.09 against
 # 21.32-21.35 (graph replay; H100, 2026-11-28; results/TUNING.md). Six packed stages of B (three of A) and the first K
-# tile fetched into L2 before the dependent launch's wait (Sm90Config.l2_early): 11.69 / 11.70 us against 11.98 /
-# 12.03 (graph replay; H200, 2026-11-28; results/TUNING.md).
+# tile fetched into L2 before the dependent launch's wait (Sm90Config.l2_early), each faster on 128x7168x2048 (H200,
+# 2026-11-28; the runs: results/TUNING.md, seventeenth session).
 SM90_M64_WIDE = Sm90Config(smem_rows=64, n_cwg=2, stages=6, a_stages=3, consumer_regs=200, a_unroll=4,
                            staged_epilogue=True, l2_early=1, **_COMMON)
 
@@ -37,8 +37,8 @@ SM90_M64_WIDE = Sm90Config(smem_rows=64, n_cwg=2, stages=6, a_stages=3, consumer
 # Chosen for 128x4096x7168 (128 CTAs where m64_wide has 64): 29.1 us against 36.2 for m128_wide_split2
 # and 43.7 for m64_wide (H100, 2026-11-23; results/TUNING.md). The sums handed over with st.async into a
 # buffer of their own (Sm90Config.async_handover): 21.88 / 21.92 us against 22.57 / 22.48 in graph replay
-# (H100, 2026-11-28; results/TUNING.md). With m64_wide's six packed stages of B 19.59 / 19.59 us against 19.82 / 19.75
-# for three; the early L2 fetch is level there (19.62 / 19.56), and left out (graph replay; H200, 2026-11-28).
+# (H100, 2026-11-28; results/TUNING.md). m64_wide's six packed stages of B are faster here too; its early L2 fetch is
+# level, and left out (H200, 2026-11-28; the runs: results/TUNING.md, seventeenth session).
 SM90_M64_WIDE_SPLIT2 = replace(SM90_M64_WIDE, splits=2, async_handover=True, l2_early=0)
 
 # Two consumer warpgroups (128 rows of B) x 128 rows of A, K split over a cluster of 2 CTAs.

@@ -24,8 +24,8 @@ SM90 = replace(SM90_M128, n_cwg=2, consumer_regs=200, a_unroll=2, owned_rows=Tru
 # kernel): 78.9 us against 83.3 on the n 7168, k 2048 case, level on the n 4096, k 7168 case (H100, 2026-11-27;
 # results/README.md). The second B ring leaves room for 4 decoded A slots, which both sides step once per K tile
 # (sm90_gemm.py, ring_by_k_tile), published two sub-tiles at a time (a batch must be smaller than the ring), and
-# a third packed stage of A: 137.9 / 138.2 and 74.0 / 74.3 us against 139.5 and 75.1 with 7 slots filled a whole
-# stage per hand-off and two stages of A (graph replay; H200, 2026-11-28; results/TUNING.md).
+# a third packed stage of A: faster on both many-tile cases than 7 slots filled a whole stage per hand-off with
+# two stages of A (H200, 2026-11-28; the runs: results/TUNING.md, eighteenth session).
 SM90_PAIRS = replace(SM90, r_tiles=2, a_slots=4, a_batch=2, a_stages=3, consumer_regs=216, producer_regs=40,
                      half_s_tiles=True)
 
@@ -40,7 +40,7 @@ SM90_PAIRS = replace(SM90, r_tiles=2, a_slots=4, a_batch=2, a_stages=3, consumer
 # decoders hand over two sub-tiles at a time (each CTA has only 8 K tiles, and the first wgmma waits for the first
 # hand-off): 32.26 / 32.24 us against 32.85 / 32.80 with whole stages on that case (graph replay; H100, 2026-11-27;
 # results/TUNING.md). Its rings stay 7 decoded slots and two packed stages of A: four slots, with or without the
-# third stage, were level or slower on that case (H200, 2026-11-28; results/TUNING.md).
+# third stage, were level or slower on that case (H200, 2026-11-28; results/TUNING.md, eighteenth session).
 SM90_PAIRS_SPLIT = replace(SM90_PAIRS, splits=2, half_s_tiles=False, a_slots=7, a_stages=None)
 SPLIT_MIN_K_TILES = 16
 
