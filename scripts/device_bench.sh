@@ -63,9 +63,11 @@ sanitize)
       case $p in
       gemv) san $tool gemv "m: 128; k: 256; l: 1; seed: 5" "m: 512; k: 1536; l: 2; seed: 5" ;;
       gemm) san $tool gemm "m: 256; n: 512; k: 512; l: 1; seed: 5" "m: 128; n: 7168; k: 512; l: 1; seed: 5" \
-                "m: 128; n: 7168; k: 8192; l: 1; seed: 5" "m: 256; n: 7168; k: 512; l: 1; seed: 5" ;;
+                "m: 128; n: 7168; k: 8192; l: 1; seed: 5" "m: 256; n: 7168; k: 512; l: 1; seed: 5" \
+                "m: 256; n: 2048; k: 1024; l: 1; seed: 5" "m: 128; n: 256; k: 256; l: 1; seed: 5" ;;
       dual_gemm) san $tool dual_gemm "m: 256; n: 512; k: 512; l: 1; seed: 5" "m: 512; n: 3072; k: 512; l: 1; seed: 5" \
-                "m: 768; n: 3072; k: 512; l: 1; seed: 5" "m: 512; n: 4096; k: 512; l: 1; seed: 5" ;;
+                "m: 768; n: 3072; k: 512; l: 1; seed: 5" "m: 512; n: 4096; k: 512; l: 1; seed: 5" \
+                "m: 256; n: 512; k: 256; l: 1; seed: 5" "m: 4608; n: 384; k: 256; l: 1; seed: 5" ;;
       # the single-tile kernel, the pair kernel (several waves; a 40-row A tile: half-width wgmmas), the split pairs
       group_gemm) san $tool group_gemm "m: [40, 176, 128]; n: [512, 256, 384]; k: [512, 1024, 256]; g: 3; seed: 5" \
                     "m: [40, 200]; n: [8192, 8192]; k: [256, 256]; g: 2; seed: 5" \

@@ -449,6 +449,25 @@ def test_every_manifest_shape_is_taken_by_the_kernel(problem):
         assert cls.can_implement(m, n, k, l, cmod.choose_sm90(m, n, k)), (m, n, k, l)
 
 
+def sanitizer_cases(problem: str) -> list[tuple[int, int, int]]:
+    """(m, n, k) of the cases `scripts/device_bench.sh sanitize` runs for the problem."""
+    script = (REPO / "scripts" / "device_bench.sh").read_text().replace("\\\n", " ")
+    line = re.search(rf"^\s*{problem}\) san \$tool {problem} (.*);;", script, re.M)
+    assert line, f"no sanitize line for {problem} in scripts/device_bench.sh"
+    return [tuple(int(v) for v in c) for c in re.findall(r'"m: (\d+); n: (\d+); k: (\d+);', line.group(1))]
+
+
+@pytest.mark.parametrize("problem", KERNELS)
+def test_the_sanitizer_cases_reach_every_chosen_config(problem):
+    # compute-sanitizer is slow, so it runs chosen shapes, not the manifest: those must still reach
+    # every config the chooser gives a manifest shape, or a new config would go unchecked
+    cmod = parts(problem)[1]
+    name = {config: name for name, config in cmod.SM90_CANDIDATES.items()}
+    reached = {name[cmod.choose_sm90(*case)] for case in sanitizer_cases(problem)}
+    missing = {name[cmod.choose_sm90(m, n, k)] for m, n, k, _ in all_cases(problem)} - reached
+    assert not missing, f"{problem}: no sanitize case of scripts/device_bench.sh reaches {sorted(missing)}"
+
+
 def test_only_the_r_side_needs_whole_tiles():
     """The S side (M, or N with swap_ab) may end in a partial tile; the R side may not."""
     from problems.dual_gemm.config import SM90_WIDE, SM90_WIDE_104, SM90_WIDE_SWAP

@@ -10,14 +10,14 @@ from scripts import sm90_work as W
 SMS = 132
 
 
-def test_a_split_gemm_decodes_the_64_row_a_tile_once_per_b_tile_and_b_twice():
-    # m64_wide_split2: 64 rows of A (S) x 128 rows of B (R), K split over 2 CTAs: 2 x 32 tiles x 2
+def test_a_split_gemm_decodes_the_128_row_a_tile_once_per_b_tile_and_b_once():
+    # m128_split2: 128 rows of A (S) x 64 rows of B (R), K split over 2 CTAs: 1 x 64 tiles x 2
     work = W.gemm_family_work("gemm", 128, 4096, 7168)
-    assert work.config == "m64_wide_split2" and len(work.per_cta) == 128
-    assert (work.s_per_value, work.r_per_value) == (32.0, 2.0)
+    assert work.config == "m128_split2" and len(work.per_cta) == 128
+    assert (work.s_per_value, work.r_per_value) == (64.0, 1.0)
     mma, decode = work.ratios(SMS)
-    assert mma == pytest.approx(64 * 128 * 3584 / (128 * 4096 * 7168 / SMS))
-    assert decode == pytest.approx((64 + 128) * 3584 / ((128 + 4096) * 7168 / SMS))
+    assert mma == pytest.approx(128 * 64 * 3584 / (128 * 4096 * 7168 / SMS))
+    assert decode == pytest.approx((128 + 64) * 3584 / ((128 + 4096) * 7168 / SMS))
 
 
 def test_the_dual_gemm_counts_both_b_operands_and_the_partial_a_tile():

@@ -34,12 +34,19 @@ SM90_M64_WIDE = Sm90Config(smem_rows=64, n_cwg=2, stages=6, a_stages=3, consumer
                            staged_epilogue=True, l2_early=1, **_COMMON)
 
 # SM90_M64_WIDE with K split over a cluster of 2 CTAs (sums added through distributed shared memory).
-# Chosen for 128x4096x7168 (128 CTAs where m64_wide has 64): 29.1 us against 36.2 for m128_wide_split2
+# Chosen where its CTAs leave a quarter of the GPU or more idle (and for M % 128 != 0); it was chosen for
+# 128x4096x7168 until m128_split2 (128 CTAs where m64_wide has 64): 29.1 us against 36.2 for m128_wide_split2
 # and 43.7 for m64_wide (H100, 2026-11-23; results/TUNING.md). The sums handed over with st.async into a
 # buffer of their own (Sm90Config.async_handover): 21.88 / 21.92 us against 22.57 / 22.48 in graph replay
 # (H100, 2026-11-28; results/TUNING.md). m64_wide's six packed stages of B are faster here too; its early L2 fetch is
 # level, and left out (H200, 2026-11-28; the runs: results/TUNING.md, seventeenth session).
 SM90_M64_WIDE_SPLIT2 = replace(SM90_M64_WIDE, splits=2, async_handover=True, l2_early=0)
+
+# SM90_M128 with K split over a cluster of 2 CTAs (as m64_wide_split2: the sums handed over with st.async), each
+# decoder thread keeping one half of an A row (Sm90Config.owned_rows) over three decoder warpgroups: wgmmas of N = 128
+# where m64_wide_split2's are 64, for the same number of CTAs. Chosen for 128x4096x7168: 18.90 / 18.91 us against
+# 19.63 / 19.62 for m64_wide_split2 in graph replay (H200, 2026-11-28; results/TUNING.md, nineteenth session).
+SM90_M128_SPLIT2 = replace(SM90_M128, splits=2, owned_rows=True, async_handover=True, n_dwg=3)
 
 # Two consumer warpgroups (128 rows of B) x 128 rows of A, K split over a cluster of 2 CTAs.
 # Chosen for long K (K >= 8192) where the swapped tiles do not fill one wave: 71.8 us against
@@ -68,7 +75,8 @@ SM90_M64_WIDE_DK = replace(SM90_M64_WIDE, deal_k=True, staged_epilogue=False,  #
                            a_unroll=2, stages=3, a_stages=None, l2_early=0)
 
 SM90_CANDIDATES = {"m128": SM90_M128, "m64": SM90_M64, "m64_wide": SM90_M64_WIDE,
-                   "m64_wide_split2": SM90_M64_WIDE_SPLIT2, "m128_wide_split2": SM90_M128_WIDE_SPLIT2,
+                   "m64_wide_split2": SM90_M64_WIDE_SPLIT2, "m128_split2": SM90_M128_SPLIT2,
+                   "m128_wide_split2": SM90_M128_WIDE_SPLIT2,
                    "m128_swap_split2": SM90_M128_SWAP_SPLIT2,
                    "m64_wide_dk": SM90_M64_WIDE_DK}
 
@@ -88,6 +96,9 @@ def choose_sm90(m: int, n: int, k: int) -> Sm90Config:
         if tiles >= 0.75 * H100_SM_COUNT:
             return SM90_M64_WIDE_DK if deal_k_pays(tiles, H100_SM_COUNT) else SM90_M64_WIDE
         if 2 * tiles <= H100_SM_COUNT and even_k:
+            # the 128-row A tiles make as many CTAs ((m / 128) x (n / 64) tiles); timed where they fill the GPU
+            if m % 128 == 0 and 2 * tiles >= 0.75 * H100_SM_COUNT:
+                return SM90_M128_SPLIT2
             return SM90_M64_WIDE_SPLIT2
     if m % 128 == 0 and (m // 128) * (n // 64) >= 0.75 * H100_SM_COUNT:
         return SM90_M128
