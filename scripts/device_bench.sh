@@ -64,7 +64,8 @@ sanitize)
       gemv) san $tool gemv "m: 128; k: 256; l: 1; seed: 5" "m: 512; k: 1536; l: 2; seed: 5" ;;
       gemm) san $tool gemm "m: 256; n: 512; k: 512; l: 1; seed: 5" "m: 128; n: 7168; k: 512; l: 1; seed: 5" \
                 "m: 128; n: 7168; k: 8192; l: 1; seed: 5" "m: 256; n: 7168; k: 512; l: 1; seed: 5" \
-                "m: 256; n: 2048; k: 1024; l: 1; seed: 5" "m: 128; n: 256; k: 256; l: 1; seed: 5" ;;
+                "m: 256; n: 2048; k: 1024; l: 1; seed: 5" "m: 128; n: 256; k: 256; l: 1; seed: 5" \
+                "m: 128; n: 7168; k: 2048; l: 1; seed: 5" ;;
       dual_gemm) san $tool dual_gemm "m: 256; n: 512; k: 512; l: 1; seed: 5" "m: 512; n: 3072; k: 512; l: 1; seed: 5" \
                 "m: 768; n: 3072; k: 512; l: 1; seed: 5" "m: 512; n: 4096; k: 512; l: 1; seed: 5" \
                 "m: 256; n: 512; k: 256; l: 1; seed: 5" "m: 4608; n: 384; k: 256; l: 1; seed: 5" ;;

@@ -398,6 +398,19 @@ def test_split_k_needs_an_even_number_of_k_tiles_and_room_for_the_sums():
     assert SM90_WIDE_SPLIT2.reduce_bytes(2) <= SM90_WIDE_SPLIT2.staging_bytes(2)
 
 
+def test_the_asynchronous_hand_over_needs_an_even_count_of_8_column_blocks():
+    # 120 rows: 15 blocks, 7 slots per accumulator in the receive buffer, 8 sent to the second CTA (an illegal
+    # address on the H200, 2026-11-28); 112 and 96 rows (14 and 12 blocks) ran
+    from problems.gemm.config import SM90_M128_SWAP_SPLIT2
+
+    for rows in (96, 112):
+        replace(SM90_M128_SWAP_SPLIT2, smem_rows=rows).check(1)
+    for rows in (104, 120):
+        with pytest.raises(ValueError, match="async_handover needs smem_rows a multiple of 16"):
+            replace(SM90_M128_SWAP_SPLIT2, smem_rows=rows).check(1)
+        replace(SM90_M128_SWAP_SPLIT2, smem_rows=rows, async_handover=False).check(1)
+
+
 def test_ring_checks_reject_configs_that_would_deadlock_or_overflow_shared_memory():
     from problems.dual_gemm.config import SM90_WIDE
 

@@ -60,9 +60,16 @@ SM90_M128_WIDE_SPLIT2 = replace(SM90_M128, n_cwg=2, consumer_regs=200, splits=2,
 # results/TUNING.md). Each decoder thread keeps one row of B (Sm90Config.owned_rows): 61.8 / 62.0 us against
 # 63.2 / 63.0 in graph replay; the 64-row configs were slower with it (m64_wide 14.1 against 13.2 on
 # 128x7168x2048) (H100, 2026-11-27; results/owned-rows/). With async_handover 61.49 / 61.62 us against 61.98 /
-# 61.90 (H100, 2026-11-28; results/TUNING.md).
+# 61.90 (H100, 2026-11-28; results/TUNING.md). Its decoders' B through fp16 bit patterns too (decode_bits 3): 54.41 /
+# 54.41 us against 55.17 / 55.52 (H200, 2026-11-28; results/TUNING.md, nineteenth session).
 SM90_M128_SWAP_SPLIT2 = replace(SM90_M128_WIDE_SPLIT2, swap_ab=True, smem_rows=112, owned_rows=True,
-                                async_handover=True)
+                                async_handover=True, decode_bits=3)
+
+# SM90_M128_SWAP_SPLIT2 with the first K tile fetched into L2 before the dependent launch's wait (Sm90Config.l2_early).
+# Chosen for K in 2048..8191 where its CTAs fill the GPU and outnumber m64_wide's: 11.53 / 11.52 us against
+# 11.87 / 11.79 for m64_wide on 128x7168x2048, 11.63 / 11.66 without the early fetch (H200, 2026-11-28;
+# results/TUNING.md, nineteenth session); the early fetch was slower at K 16384 (seventeenth session).
+SM90_M128_SWAP_SPLIT2_EARLY = replace(SM90_M128_SWAP_SPLIT2, l2_early=1)
 
 # SM90_M64_WIDE with its K tiles dealt (sm90_deal_k.py): one CTA per SM, the tiles' K tiles dealt evenly,
 # partial sums handed over through device memory. Chosen where m64_wide's tiles would leave a last wave
@@ -77,20 +84,25 @@ SM90_M64_WIDE_DK = replace(SM90_M64_WIDE, deal_k=True, staged_epilogue=False,  #
 SM90_CANDIDATES = {"m128": SM90_M128, "m64": SM90_M64, "m64_wide": SM90_M64_WIDE,
                    "m64_wide_split2": SM90_M64_WIDE_SPLIT2, "m128_split2": SM90_M128_SPLIT2,
                    "m128_wide_split2": SM90_M128_WIDE_SPLIT2,
-                   "m128_swap_split2": SM90_M128_SWAP_SPLIT2,
+                   "m128_swap_split2": SM90_M128_SWAP_SPLIT2, "m128_swap_split2_early": SM90_M128_SWAP_SPLIT2_EARLY,
                    "m64_wide_dk": SM90_M64_WIDE_DK}
 
 
 def choose_sm90(m: int, n: int, k: int) -> Sm90Config:
     """Prefer the config that still fills the GPU with the most MMA work per decoded A tile."""
     even_k = (k // K_TILE) % 2 == 0
-    if m % 128 == 0 and k >= 8192 and even_k:
+    if m % 128 == 0 and even_k:
         swap = 2 * (m // 128) * -(-n // SM90_M128_SWAP_SPLIT2.smem_rows)  # CTAs of each config
-        wide = 2 * (m // 128) * (n // 128) if n % 128 == 0 else 0
-        if wide < swap and 0.75 * H100_SM_COUNT <= swap <= H100_SM_COUNT:
-            return SM90_M128_SWAP_SPLIT2
-        if 0.75 * H100_SM_COUNT <= wide <= H100_SM_COUNT:
-            return SM90_M128_WIDE_SPLIT2
+        swap_fills = 0.75 * H100_SM_COUNT <= swap <= H100_SM_COUNT
+        if k >= 8192:
+            wide = 2 * (m // 128) * (n // 128) if n % 128 == 0 else 0
+            if wide < swap and swap_fills:
+                return SM90_M128_SWAP_SPLIT2
+            if 0.75 * H100_SM_COUNT <= wide <= H100_SM_COUNT:
+                return SM90_M128_WIDE_SPLIT2
+        elif k >= 2048 and swap_fills and n % 128 == 0 and 0.75 * H100_SM_COUNT <= (m // 64) * (n // 128) < swap:
+            # where m64_wide's tiles fill the GPU too, but with fewer CTAs (timed at K 2048 and 16384)
+            return SM90_M128_SWAP_SPLIT2_EARLY
     if m % 64 == 0 and n % 128 == 0:
         tiles = (m // 64) * (n // 128)
         if tiles >= 0.75 * H100_SM_COUNT:

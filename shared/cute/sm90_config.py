@@ -260,6 +260,10 @@ class Sm90Config:
             raise ValueError(f"Sm90Config.l2_early must be >= 0, got {self.l2_early}")
         if self.async_handover and self.splits != 2:
             raise ValueError(f"Sm90Config.async_handover needs splits=2, got {self}")
+        if self.async_handover and self.smem_rows % 16:
+            # each CTA finishes half of a warpgroup's smem_rows / 8 accumulator blocks of 8 columns, and the receive
+            # buffer holds half of them: an odd count would leave the second CTA one block more than it holds
+            raise ValueError(f"Sm90Config.async_handover needs smem_rows a multiple of 16, got {self.smem_rows}")
         if self.staged_epilogue and self.splits > 1 and not self.async_handover and self.reduce_bytes(num_b) > (
                 ns * self.smem_rows * self.a_ring + (self.stages - 1) * self.reg_rows) * ROW_BYTES:
             # the split's sums (received from the start of the packed rings) must end before the last R stage
