@@ -20,6 +20,13 @@ def test_a_split_gemm_decodes_the_128_row_a_tile_once_per_b_tile_and_b_once():
     assert decode == pytest.approx((128 + 64) * 3584 / ((128 + 4096) * 7168 / SMS))
 
 
+def test_a_split_gemm_of_64_row_a_tiles_decodes_each_b_tile_twice():
+    # m64_wide_split2: 64 rows of A (S) x 128 rows of B (R), K split over 2 CTAs: 2 x 24 tiles x 2
+    work = W.gemm_family_work("gemm", 128, 3072, 1536)
+    assert work.config == "m64_wide_split2" and len(work.per_cta) == 96
+    assert (work.s_per_value, work.r_per_value) == (24.0, 2.0)
+
+
 def test_the_dual_gemm_counts_both_b_operands_and_the_partial_a_tile():
     # wide_104_shared: 104 rows of A (5 tiles for 512, the last one 96 rows but decoded and computed whole)
     # x 128 rows of each of B1 and B2: 5 x 24 CTAs; each A tile decoded once per pair of CTAs along N (12 pairs),

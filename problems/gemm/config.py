@@ -42,8 +42,8 @@ SM90_M64_WIDE = Sm90Config(smem_rows=64, n_cwg=2, stages=6, a_stages=3, consumer
 # level, and left out (H200, 2026-11-28; the runs: results/TUNING.md, seventeenth session).
 SM90_M64_WIDE_SPLIT2 = replace(SM90_M64_WIDE, splits=2, async_handover=True, l2_early=0)
 
-# SM90_M128 with K split over a cluster of 2 CTAs (as m64_wide_split2: the sums handed over with st.async), each
-# decoder thread keeping one half of an A row (Sm90Config.owned_rows) over three decoder warpgroups: wgmmas of N = 128
+# SM90_M128 with K split over a cluster of 2 CTAs (as m64_wide_split2: the sums handed over with st.async), two decoder
+# threads owning each A row (Sm90Config.owned_rows) over three decoder warpgroups: wgmmas of N = 128
 # where m64_wide_split2's are 64, for the same number of CTAs. Chosen for 128x4096x7168: 18.90 / 18.91 us against
 # 19.63 / 19.62 for m64_wide_split2 in graph replay (H200, 2026-11-28; results/TUNING.md, nineteenth session).
 SM90_M128_SPLIT2 = replace(SM90_M128, splits=2, owned_rows=True, async_handover=True, n_dwg=3)
@@ -101,7 +101,7 @@ def choose_sm90(m: int, n: int, k: int) -> Sm90Config:
             if 0.75 * H100_SM_COUNT <= wide <= H100_SM_COUNT:
                 return SM90_M128_WIDE_SPLIT2
         elif k >= 2048 and swap_fills and n % 128 == 0 and 0.75 * H100_SM_COUNT <= (m // 64) * (n // 128) < swap:
-            # where m64_wide's tiles fill the GPU too, but with fewer CTAs (timed at K 2048 and 16384)
+            # where m64_wide's tiles fill the GPU too, but with fewer CTAs (timed at K 2048)
             return SM90_M128_SWAP_SPLIT2_EARLY
     if m % 64 == 0 and n % 128 == 0:
         tiles = (m // 64) * (n // 128)
