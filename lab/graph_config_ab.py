@@ -58,12 +58,11 @@ def launcher(problem: str, data, field: str, value):
         m, half_k, l = data[0].shape
         return K.prepare(data, changed(choose_sm90(m, 2 * half_k, l, sms), field, value), sms)
     kernel = __import__(f"problems.{problem}.kernel_sm90", fromlist=["prepare"])
-    choose = __import__(f"problems.{problem}.config", fromlist=["choose_sm90"]).choose_sm90
+    configs = __import__(f"problems.{problem}.config", fromlist=["choose_sm90", "SM90_CANDIDATES"])
     a, b = data[0], data[1]
-    config = choose(a.shape[0], b.shape[0], 2 * a.shape[1])
-    if name != "chosen":
-        # NAME, or NAME/field:v/field:v: the candidate with integer fields changed (0 / 1 for the flags)
-        config = __import__(f"problems.{problem}.config", fromlist=["SM90_CANDIDATES"]).SM90_CANDIDATES[name]
+    # NAME, or NAME/field:v/field:v: the candidate with integer fields changed (0 / 1 for the flags)
+    config = (configs.choose_sm90(a.shape[0], b.shape[0], 2 * a.shape[1]) if name == "chosen"
+              else configs.SM90_CANDIDATES[name])
     return kernel.prepare(data, changed(config, field, value))
 
 

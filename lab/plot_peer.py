@@ -37,11 +37,11 @@ def main() -> None:
     args = p.parse_args()
     befores = {d["problem"]: d for d in (json.loads(Path(b).read_text()) for b in args.before)}
     names, series = [], {"before": [], "after": [], "cuBLAS pre-decoded": []}
-    runs = []  # one "problem commit" per results file: several files may come from different commits and days
+    runs = []  # (problem, commit) per results file: several files may come from different commits and days
     for path in args.results:
         doc = json.loads(Path(path).read_text())
         env = doc.get("environment", {})
-        runs.append(f"{doc['problem']} {env.get('commit')}")
+        runs.append((doc["problem"], env.get("commit")))
         title = f"{doc['ceilings']['device']}, {doc['date'][:10]}"
         for r in rows(doc, path, befores.get(doc["problem"])):
             names.append(label(doc["problem"], r["case"]))
@@ -59,7 +59,7 @@ def main() -> None:
     ax.axhline(GOAL_OVER_FLOOR, color="tab:red", lw=1, ls="--", label=f"goal: {GOAL_OVER_FLOOR}x the floor")
     ax.set_xticks([i + width for i in range(len(names))], names, fontsize=7)
     ax.set_ylabel("graph replay / floor (2MNK at 790 TFLOP/s)")
-    which = f", commit {runs[0].split()[1]}" if len(runs) == 1 else f": {', '.join(runs)}"
+    which = f", commit {runs[0][1]}" if len(runs) == 1 else ": " + ", ".join(f"{p} {c}" for p, c in runs)
     ax.set_title(title + which, fontsize=9)
     ax.legend(fontsize=8, ncol=4, loc="upper left")
     fig.tight_layout()
