@@ -44,8 +44,8 @@ SM90_M64_WIDE_SPLIT2 = replace(SM90_M64_WIDE, splits=2, async_handover=True, l2_
 
 # SM90_M128 with K split over a cluster of 2 CTAs (as m64_wide_split2: the sums handed over with st.async), two decoder
 # threads owning each A row (Sm90Config.owned_rows) over three decoder warpgroups: wgmmas of N = 128
-# where m64_wide_split2's are 64, for the same number of CTAs. Chosen for 128x4096x7168: 18.90 / 18.91 us against
-# 19.63 / 19.62 for m64_wide_split2 in graph replay (H200, 2026-11-28; results/TUNING.md, nineteenth session).
+# where m64_wide_split2's are 64, for the same number of CTAs. Chosen for 128x4096x7168, faster there than
+# m64_wide_split2 (H200, 2026-11-28; the runs: results/TUNING.md, nineteenth session).
 SM90_M128_SPLIT2 = replace(SM90_M128, splits=2, owned_rows=True, async_handover=True, n_dwg=3)
 
 # Two consumer warpgroups (128 rows of B) x 128 rows of A, K split over a cluster of 2 CTAs.
@@ -60,15 +60,15 @@ SM90_M128_WIDE_SPLIT2 = replace(SM90_M128, n_cwg=2, consumer_regs=200, splits=2,
 # results/TUNING.md). Each decoder thread keeps one row of B (Sm90Config.owned_rows): 61.8 / 62.0 us against
 # 63.2 / 63.0 in graph replay; the 64-row configs were slower with it (m64_wide 14.1 against 13.2 on
 # 128x7168x2048) (H100, 2026-11-27; results/owned-rows/). With async_handover 61.49 / 61.62 us against 61.98 /
-# 61.90 (H100, 2026-11-28; results/TUNING.md). Its decoders' B through fp16 bit patterns too (decode_bits 3): 54.41 /
-# 54.41 us against 55.17 / 55.52 (H200, 2026-11-28; results/TUNING.md, nineteenth session).
+# 61.90 (H100, 2026-11-28; results/TUNING.md). Its decoders' B through fp16 bit patterns too (decode_bits 3), faster
+# (H200, 2026-11-28; the runs: results/TUNING.md, nineteenth session).
 SM90_M128_SWAP_SPLIT2 = replace(SM90_M128_WIDE_SPLIT2, swap_ab=True, smem_rows=112, owned_rows=True,
                                 async_handover=True, decode_bits=3)
 
 # SM90_M128_SWAP_SPLIT2 with the first K tile fetched into L2 before the dependent launch's wait (Sm90Config.l2_early).
-# Chosen for K in 2048..8191 where its CTAs fill the GPU and outnumber m64_wide's: 11.53 / 11.52 us against
-# 11.87 / 11.79 for m64_wide on 128x7168x2048, 11.63 / 11.66 without the early fetch (H200, 2026-11-28;
-# results/TUNING.md, nineteenth session); the early fetch was slower at K 16384 (seventeenth session).
+# Chosen for K in 2048..8191 where its CTAs fill the GPU and outnumber m64_wide's: faster than m64_wide on
+# 128x7168x2048, and faster with the early fetch than without (H200, 2026-11-28; the runs: results/TUNING.md, nineteenth
+# session); the early fetch was slower at K 16384 (seventeenth session).
 SM90_M128_SWAP_SPLIT2_EARLY = replace(SM90_M128_SWAP_SPLIT2, l2_early=1)
 
 # SM90_M64_WIDE with its K tiles dealt (sm90_deal_k.py): one CTA per SM, the tiles' K tiles dealt evenly,
